@@ -1,0 +1,3 @@
+from graphraft.cli import main
+
+main()

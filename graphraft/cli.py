@@ -1,0 +1,278 @@
+"""The ``graphraft`` command. Every user mistake ends in one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graphraft.config import Settings, load_settings
+from graphraft.errors import GraphRAFTError, InputFileError
+
+app = typer.Typer(help="GraphRAFT: answer questions over a knowledge graph with grounded Cypher.",
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+                  rich_markup_mode=None)
+db_app = typer.Typer(help="Manage the embedded FalkorDB server.", no_args_is_help=True)
+load_app = typer.Typer(help="Load a knowledge graph (idempotent: loading twice duplicates nothing).",
+                       no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(load_app, name="load")
+
+out = Console()
+err = Console(stderr=True)
+
+GraphOption = Annotated[Optional[str], typer.Option("--graph", "-g", help="Graph name (FalkorDB); default: the last loaded.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+def _settings(ctx: typer.Context, **overrides) -> Settings:
+    base = dict(ctx.obj or {})
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    return load_settings(**base)
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    neo4j_uri: Annotated[Optional[str], typer.Option(help="Neo4j bolt:// or neo4j:// URI (else NEO4J_URI; else embedded).")] = None,
+    home: Annotated[Optional[Path], typer.Option(help="State and cache directory (GRAPHRAFT_HOME).")] = None,
+    timeout_ms: Annotated[Optional[int], typer.Option(help="Read query time limit in ms.")] = None,
+) -> None:
+    ctx.obj = {"neo4j_uri": neo4j_uri, "home": home, "query_timeout_ms": timeout_ms}
+
+
+# ------------------------------------------------------------------------------ db
+def _server(ctx: typer.Context, data_dir: Path | None, port: int | None):
+    from graphraft.graph import embedded_server
+
+    settings = _settings(ctx, embedded_data_dir=data_dir, embedded_port=port)
+    return embedded_server(settings)
+
+
+DataDirOption = Annotated[Optional[Path], typer.Option("--data-dir", help="Server data directory.")]
+PortOption = Annotated[Optional[int], typer.Option("--port", help="Port (default: a free one).")]
+
+
+@db_app.command("start")
+def db_start(ctx: typer.Context, data_dir: DataDirOption = None, port: PortOption = None) -> None:
+    """Start the embedded server (a no-op when it already runs)."""
+    server = _server(ctx, data_dir, port)
+    info, started = server.start()
+    verb = "started" if started else "already running"
+    out.print(f"embedded FalkorDB {verb}: 127.0.0.1:{info.port} (pid {info.pid}, data {server.data_dir})")
+
+
+@db_app.command("stop")
+def db_stop(ctx: typer.Context, data_dir: DataDirOption = None) -> None:
+    """Stop the embedded server after it saves a snapshot."""
+    server = _server(ctx, data_dir, None)
+    out.print("embedded FalkorDB stopped" if server.stop() else "embedded FalkorDB is not running")
+
+
+@db_app.command("status")
+def db_status(ctx: typer.Context, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
+    """Say whether the embedded server runs, where, and with which data directory."""
+    server = _server(ctx, data_dir, None)
+    info = server.status()
+    if as_json:
+        out.print_json(json.dumps({"running": info is not None, "port": info.port if info else None,
+                                   "pid": info.pid if info else None, "data_dir": str(server.data_dir)}))
+    elif info:
+        out.print(f"running: 127.0.0.1:{info.port} (pid {info.pid}, data {server.data_dir})")
+    else:
+        out.print(f"not running (data {server.data_dir})")
+    if info is None:
+        raise typer.Exit(1)
+
+
+# ------------------------------------------------------------------------------ load
+def _load(settings: Settings, graph: str, nodes, relationships, embed: bool, replace: bool) -> None:
+    from graphraft.embeddings import make_embedder
+    from graphraft.graph import open_store, remember_graph
+    from graphraft.graph.loaders import load_graph
+    from graphraft.progress import RichProgress
+
+    embedder = make_embedder(settings) if embed else None
+    with open_store(settings, graph) as store:
+        if replace:
+            store.clear()
+        report = load_graph(store, nodes, relationships, embedder=embedder, progress=RichProgress())
+        remember_graph(settings, graph)
+        w = report.writes
+        out.print(
+            f"loaded into {store.description}: {report.nodes:,} nodes, {report.relationships:,} relationships "
+            f"in {report.seconds:.1f}s; created {w.nodes_created:,} nodes and {w.relationships_created:,} "
+            f"relationships, set {w.properties_set:,} properties, embedded {report.embedded:,} names"
+        )
+        if report.missing_endpoints:
+            err.print(f"warning: {report.missing_endpoints:,} relationships skipped: source or target id not in the graph")
+
+
+EmbedOption = Annotated[bool, typer.Option("--embed/--no-embed", help="Compute name embeddings.")]
+ReplaceOption = Annotated[bool, typer.Option("--replace", help="Delete the graph before loading.")]
+
+
+@load_app.command("metaqa")
+def load_metaqa(
+    ctx: typer.Context,
+    path: Annotated[Optional[Path], typer.Option(help="MetaQA folder with kb.txt (default: ../shared/datasets/metaqa).")] = None,
+    graph: Annotated[str, typer.Option("--graph", "-g", help="Graph name.")] = "metaqa",
+    embed: EmbedOption = True, replace: ReplaceOption = False,
+) -> None:
+    """Load the MetaQA movie knowledge graph (133,582 triples)."""
+    from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
+
+    root = path or default_metaqa_dir()
+    if root is None:
+        raise InputFileError("MetaQA not found: pass --path DIR (the folder that holds kb.txt)")
+    nodes, rels = read_kb(Path(root) / "kb.txt")
+    _load(_settings(ctx), graph, nodes, rels, embed, replace)
+
+
+@load_app.command("demo")
+def load_demo(ctx: typer.Context, graph: Annotated[str, typer.Option("--graph", "-g")] = "demo",
+              embed: EmbedOption = True, replace: ReplaceOption = False) -> None:
+    """Load the demo graph shipped with GraphRAFT (books, authors, publishers, ...)."""
+    from graphraft.graph.loaders.demo import demo_files
+    from graphraft.graph.loaders.files import read_nodes, read_relationships
+
+    nodes_file, rels_file, _ = demo_files()
+    _load(_settings(ctx), graph, read_nodes(nodes_file), read_relationships(rels_file), embed, replace)
+
+
+@load_app.command("files")
+def load_files(
+    ctx: typer.Context,
+    nodes: Annotated[Path, typer.Option("--nodes", help="Nodes file (.csv or .jsonl).")],
+    relationships: Annotated[Optional[Path], typer.Option("--relationships", help="Relationships file (.csv or .jsonl).")] = None,
+    graph: Annotated[str, typer.Option("--graph", "-g")] = "graphraft",
+    embed: EmbedOption = True, replace: ReplaceOption = False,
+) -> None:
+    """Load your own graph from CSV or JSONL files (format: README, 'Loading your own graph')."""
+    from graphraft.graph.loaders.files import read_nodes, read_relationships
+
+    node_rows = read_nodes(nodes)
+    rel_rows = read_relationships(relationships) if relationships else []
+    _load(_settings(ctx), graph, node_rows, rel_rows, embed, replace)
+
+
+# ------------------------------------------------------------------------------ schema / query
+@app.command("schema")
+def schema_cmd(ctx: typer.Context, graph: GraphOption = None, as_json: JsonOption = False,
+               refresh: Annotated[bool, typer.Option("--refresh", help="Ignore the cached schema.")] = False) -> None:
+    """Print labels, relationship types and (label)-[type]->(label) patterns with counts."""
+    from graphraft.graph import open_store
+
+    with open_store(_settings(ctx), graph) as store:
+        schema = store.schema(refresh=refresh)
+        if as_json:
+            out.print_json(schema.model_dump_json())
+            return
+        print_schema(store.description, schema)
+
+
+def print_schema(where: str, schema) -> None:
+    if not schema.labels:
+        out.print(f"{where}: the graph is empty (load one with `graphraft load demo`)")
+        return
+    out.print(f"[bold]{where}[/]: {schema.node_count:,} nodes, {schema.relationship_count:,} relationships")
+    labels = Table("label", "nodes", title="Labels")
+    for label, count in schema.labels.items():
+        labels.add_row(label, f"{count:,}")
+    types = Table("relationship type", "count", title="Relationship types")
+    for rel_type, count in schema.relationship_types.items():
+        types.add_row(rel_type, f"{count:,}")
+    patterns = Table("pattern", "count", title="Patterns")
+    for pattern in schema.patterns:
+        patterns.add_row(str(pattern), f"{pattern.count:,}")
+    for table in (labels, types, patterns):
+        out.print(table)
+
+
+@app.command("query")
+def query_cmd(ctx: typer.Context, cypher: Annotated[str, typer.Argument(help="A read-only Cypher query.")],
+              graph: GraphOption = None, as_json: JsonOption = False,
+              limit: Annotated[int, typer.Option(help="Rows to print.")] = 25) -> None:
+    """Run one read-only Cypher query (writes are refused) and print the rows."""
+    from graphraft.graph import open_store
+
+    if not cypher.strip():
+        raise InputFileError("empty query")
+    with open_store(_settings(ctx), graph) as store:
+        rows = store.read(cypher)
+    if as_json:
+        out.print_json(json.dumps(rows, default=str))
+        return
+    print_rows(rows, limit)
+
+
+def print_rows(rows: list[dict], limit: int = 25) -> None:
+    if not rows:
+        out.print("(no rows)")
+        return
+    table = Table(*rows[0].keys())
+    for row in rows[:limit]:
+        table.add_row(*(str(v) for v in row.values()))
+    out.print(table)
+    if len(rows) > limit:
+        out.print(f"... {len(rows) - limit} more rows")
+
+
+@app.command("embed")
+def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
+    """Add name embeddings (and the vector index) to entity nodes that lack them."""
+    from graphraft.embeddings import embed_missing_names, make_embedder
+    from graphraft.graph import open_store
+    from graphraft.progress import RichProgress
+
+    settings = _settings(ctx)
+    embedder = make_embedder(settings)
+    if embedder is None:
+        raise InputFileError("no embedder configured (GRAPHRAFT_EMBEDDER=none)")
+    with open_store(settings, graph) as store:
+        count = embed_missing_names(store, embedder, progress=RichProgress())
+    out.print(f"embedded {count:,} names")
+
+
+# ------------------------------------------------------------------------------ demo
+EXAMPLE_QUERY = ('MATCH (b:Book)-[:WRITTEN_BY]->(a:Author)-[:BORN_IN]->(c:City {name: "Lisbon"}) '
+                 "RETURN b.name AS book, a.name AS author ORDER BY book")
+
+
+@app.command("demo")
+def demo_cmd(ctx: typer.Context) -> None:
+    """The main job on the embedded default: load the demo graph, show its schema, answer a query."""
+    from graphraft.graph import open_store, remember_graph
+    from graphraft.graph.loaders.demo import DEMO_GRAPH
+
+    started = time.perf_counter()
+    load_demo(ctx, graph=DEMO_GRAPH, embed=True, replace=False)
+    settings = _settings(ctx)
+    with open_store(settings, DEMO_GRAPH) as store:
+        remember_graph(settings, DEMO_GRAPH)
+        print_schema(store.description, store.schema())
+        out.print(f"\n[bold]Example query[/] (read-only): {EXAMPLE_QUERY}")
+        print_rows(store.read(EXAMPLE_QUERY))
+    out.print(f"\ndone in {time.perf_counter() - started:.1f}s")
+
+
+def main() -> None:
+    """Entry point: GraphRAFT errors become one line on stderr and an exit code."""
+    try:
+        app()
+    except GraphRAFTError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

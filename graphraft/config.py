@@ -1,0 +1,95 @@
+"""All configuration in one place: environment variables (``GRAPHRAFT_*`` and the
+standard ``NEO4J_*``), an optional ``.env`` file, and CLI flags that override both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graphraft.errors import ConfigurationError
+
+
+def default_home() -> Path:
+    """Where GraphRAFT keeps its database, caches and converted models."""
+    return Path(platformdirs.user_cache_dir("graphraft"))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHRAFT_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    home: Path = Field(default_factory=default_home, description="Cache and state directory.")
+
+    # --- the graph store -------------------------------------------------------------
+    graph: str | None = Field(
+        None, description="Graph name (FalkorDB key). Default: the graph loaded last, else 'demo'."
+    )
+    neo4j_uri: str | None = Field(
+        None,
+        validation_alias=AliasChoices("GRAPHRAFT_NEO4J_URI", "NEO4J_URI"),
+        description="bolt:// or neo4j:// URI. Unset: use the embedded FalkorDB server.",
+    )
+    neo4j_username: str = Field(
+        "neo4j", validation_alias=AliasChoices("GRAPHRAFT_NEO4J_USERNAME", "NEO4J_USERNAME")
+    )
+    neo4j_password: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_PASSWORD", "NEO4J_PASSWORD")
+    )
+    neo4j_database: str | None = Field(
+        None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_DATABASE", "NEO4J_DATABASE")
+    )
+    falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB server.")
+    falkordb_port: int | None = Field(
+        None, description="Port of an external FalkorDB server; unset: the embedded one."
+    )
+    embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
+    embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
+    query_timeout_ms: int = Field(10_000, gt=0, description="Time limit for a read query.")
+    load_batch_size: int = Field(5_000, gt=0)
+
+    # --- name embeddings -------------------------------------------------------------
+    embedder: Literal["local", "openai", "none"] = "local"
+    embedding_model: str | None = Field(
+        None, description="Local sentence-transformers folder/id, or the OpenAI model name."
+    )
+    embedding_batch_size: int = Field(256, gt=0)
+    openai_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("GRAPHRAFT_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("GRAPHRAFT_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _check_uri(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        schemes = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
+        if not value.startswith(schemes):
+            raise ValueError(f"NEO4J_URI must start with bolt:// or neo4j://, got {value!r}")
+        return value
+
+    @property
+    def data_dir(self) -> Path:
+        return self.embedded_data_dir or self.home / "falkordb"
+
+    @property
+    def uses_neo4j(self) -> bool:
+        return self.neo4j_uri is not None
+
+
+def load_settings(**overrides) -> Settings:
+    """Build settings from the environment plus explicit overrides (None means 'not given')."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValueError as exc:  # pydantic.ValidationError is a ValueError
+        first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        raise ConfigurationError(f"invalid setting {where}: {first['msg']}") from None

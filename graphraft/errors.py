@@ -1,0 +1,49 @@
+"""One exception hierarchy for everything GraphRAFT raises on purpose.
+
+The CLI turns any ``GraphRAFTError`` into a one-line message and a non-zero exit;
+anything else is a bug and keeps its traceback.
+"""
+
+
+class GraphRAFTError(Exception):
+    """Base class: a problem the user can act on, described in one line."""
+
+    exit_code = 1
+
+
+class ConfigurationError(GraphRAFTError):
+    """Settings that cannot work (bad URI, missing password, unknown embedder)."""
+
+
+class DatabaseUnavailableError(GraphRAFTError):
+    """The graph database cannot be reached or started."""
+
+    exit_code = 3
+
+
+class PortInUseError(DatabaseUnavailableError):
+    """The configured port for the embedded server is already taken."""
+
+
+class QueryTimeoutError(GraphRAFTError):
+    """A query ran past its time limit."""
+
+    exit_code = 4
+
+
+class ReadOnlyViolationError(GraphRAFTError):
+    """A write was attempted on the read-only path."""
+
+
+class QueryError(GraphRAFTError):
+    """The database rejected a query."""
+
+
+class InputFileError(GraphRAFTError):
+    """A missing, unreadable or malformed input file; the message names file[:line]."""
+
+    exit_code = 2
+
+
+class EmbeddingError(GraphRAFTError):
+    """The embedding model could not be loaded or called."""

@@ -1,0 +1,118 @@
+"""MetaQA: the movie knowledge base (``kb.txt``) and its question files.
+
+Every triple's head is a Movie; the relation decides the tail's label. A node is
+(label, name) with the stable id ``label:name`` (lower-case label)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphraft.errors import InputFileError
+from graphraft.graph.records import NodeRecord, RelationshipRecord
+
+#: relation -> (relationship type, label of the tail)
+RELATIONS: dict[str, tuple[str, str]] = {
+    "directed_by": ("DIRECTED_BY", "Person"),
+    "written_by": ("WRITTEN_BY", "Person"),
+    "starred_actors": ("STARRED_ACTORS", "Person"),
+    "has_genre": ("HAS_GENRE", "Genre"),
+    "has_tags": ("HAS_TAGS", "Tag"),
+    "in_language": ("IN_LANGUAGE", "Language"),
+    "release_year": ("RELEASE_YEAR", "Year"),
+    "has_imdb_rating": ("HAS_IMDB_RATING", "Rating"),
+    "has_imdb_votes": ("HAS_IMDB_VOTES", "Votes"),
+}
+HEAD_LABEL = "Movie"
+HOPS = (1, 2, 3)
+_MENTION = re.compile(r"\[([^\]]+)\]")
+
+
+def default_metaqa_dir() -> Path | None:
+    """``../shared/datasets/metaqa`` from the working directory or the project, when it exists."""
+    here = Path(__file__).resolve()
+    for base in (Path.cwd(), *here.parents):
+        candidate = base.parent / "shared" / "datasets" / "metaqa"
+        if (candidate / "kb.txt").exists():
+            return candidate
+    return None
+
+
+def node_id(label: str, name: str) -> str:
+    return f"{label.lower()}:{name}"
+
+
+def read_kb(path: Path) -> tuple[list[NodeRecord], list[RelationshipRecord]]:
+    """Parse ``kb.txt`` (``head|relation|tail`` lines); malformed lines name file:line."""
+    if not path.is_file():
+        raise InputFileError(f"{path}: MetaQA knowledge base not found")
+    nodes: dict[str, NodeRecord] = {}
+    rels: list[RelationshipRecord] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{path}: cannot read: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        parts = line.split("|")
+        if len(parts) != 3 or not all(p.strip() for p in parts):
+            raise InputFileError(f"{path}:{number}: expected 'head|relation|tail', got {line[:80]!r}")
+        head, relation, tail = (p.strip() for p in parts)
+        if relation not in RELATIONS:
+            raise InputFileError(f"{path}:{number}: unknown relation {relation!r}")
+        rel_type, tail_label = RELATIONS[relation]
+        head_id, tail_id = node_id(HEAD_LABEL, head), node_id(tail_label, tail)
+        nodes.setdefault(head_id, NodeRecord(head_id, (HEAD_LABEL,), {"name": head}))
+        nodes.setdefault(tail_id, NodeRecord(tail_id, (tail_label,), {"name": tail}))
+        rels.append(RelationshipRecord(head_id, tail_id, rel_type))
+    return list(nodes.values()), rels
+
+
+@dataclass(frozen=True)
+class QAItem:
+    question: str
+    mention: str | None
+    answers: tuple[str, ...]
+    hops: int
+    qtype: str | None
+    split: str
+    line: int = 0
+    source: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def split_of(question: str, validation_fraction: float = 0.1) -> str:
+    """Deterministic train/validation split by a hash of the question text."""
+    digest = int(hashlib.sha1(question.encode("utf-8")).hexdigest()[:8], 16)
+    return "validation" if digest < validation_fraction * 0x1_0000_0000 else "train"
+
+
+def read_questions(root: Path, hops: tuple[int, ...] = HOPS, variant: str = "vanilla",
+                   split: str | None = None, validation_fraction: float = 0.1) -> Iterator[QAItem]:
+    """MetaQA dev questions: question, [mention], answers, hops, type, and the split."""
+    for hop in hops:
+        qa_path = root / f"{hop}-hop" / variant / "qa_dev.txt"
+        if not qa_path.is_file():
+            raise InputFileError(f"{qa_path}: MetaQA question file not found")
+        qtype_path = root / f"{hop}-hop" / "qa_dev_qtype.txt"
+        qtypes = qtype_path.read_text(encoding="utf-8").splitlines() if qtype_path.is_file() else []
+        for number, line in enumerate(qa_path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            question, sep, answers = line.partition("\t")
+            if not sep or not answers.strip():
+                raise InputFileError(f"{qa_path}:{number}: expected 'question<TAB>answer|answer'")
+            found = _MENTION.search(question)
+            item_split = split_of(question, validation_fraction)
+            if split is not None and item_split != split:
+                continue
+            yield QAItem(
+                question=question.strip(), mention=found.group(1).strip() if found else None,
+                answers=tuple(a.strip() for a in answers.split("|") if a.strip()), hops=hop,
+                qtype=qtypes[number - 1].strip() if number - 1 < len(qtypes) else None,
+                split=item_split, line=number, source=str(qa_path),
+            )

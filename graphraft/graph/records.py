@@ -1,0 +1,58 @@
+"""What loaders hand to a store: nodes and relationships identified by ``id``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Every node GraphRAFT loads also carries this label: one index on ``id`` serves
+# relationship loading (which knows ids, not labels) and one vector index covers all names.
+ENTITY_LABEL = "__Entity__"
+EMBEDDING_PROPERTY = "embedding"
+NAME_KEY_PROPERTY = "name_norm"
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    id: str
+    labels: tuple[str, ...]
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RelationshipRecord:
+    source: str
+    target: str
+    type: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class WriteStats:
+    nodes_created: int = 0
+    relationships_created: int = 0
+    properties_set: int = 0
+    labels_added: int = 0
+
+    def __iadd__(self, other: WriteStats) -> WriteStats:
+        self.nodes_created += other.nodes_created
+        self.relationships_created += other.relationships_created
+        self.properties_set += other.properties_set
+        self.labels_added += other.labels_added
+        return self
+
+    @property
+    def changed(self) -> bool:
+        return any((self.nodes_created, self.relationships_created, self.properties_set, self.labels_added))
+
+
+@dataclass
+class LoadReport:
+    """What one load did: rows seen, what changed, rows skipped and why."""
+
+    nodes: int = 0
+    relationships: int = 0
+    embedded: int = 0
+    missing_endpoints: int = 0
+    writes: WriteStats = field(default_factory=WriteStats)
+    seconds: float = 0.0

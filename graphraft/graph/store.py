@@ -1,0 +1,278 @@
+"""``GraphStore``: the one interface to a graph database.
+
+Everything that is plain openCypher (bulk load, schema introspection, lookups) lives here
+once; a backend supplies only what differs between Neo4j and FalkorDB: how a read runs on
+the read-only path, how a write runs, index DDL, and vector storage/search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import time
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphraft.cypher_text import label_expression, quote_identifier
+from graphraft.graph.records import (EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY,
+                                     LoadReport, NodeRecord, RelationshipRecord, WriteStats)
+from graphraft.graph.schema import GraphSchema, SchemaPattern
+from graphraft.progress import Progress, SilentProgress
+from graphraft.text import normalize_name
+
+Row = dict[str, Any]
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+class GraphStore(ABC):
+    """A knowledge graph in a database. Subclasses: ``FalkorDBStore``, ``Neo4jStore``."""
+
+    #: Short name for messages ("FalkorDB at 127.0.0.1:6379, graph 'demo'").
+    description: str = "graph store"
+
+    def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000,
+                 cache_dir: Path | None = None):
+        self.query_timeout_ms = query_timeout_ms
+        self.batch_size = batch_size
+        self.cache_dir = cache_dir
+        self._schema: GraphSchema | None = None
+
+    # ----------------------------------------------------------------- backend hooks
+    @abstractmethod
+    def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
+        """Run a query on the read-only path with a time limit; rows as dicts.
+
+        Raises ReadOnlyViolationError for a write, QueryTimeoutError past the limit."""
+
+    @abstractmethod
+    def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
+        """Run an admin or load query (values as parameters only)."""
+
+    @abstractmethod
+    def _existing_indexes(self) -> set[tuple[str, str]]:
+        """(label, property) pairs that already have a range index."""
+
+    @abstractmethod
+    def _create_index(self, label: str, prop: str) -> None: ...
+
+    @abstractmethod
+    def _ensure_vector_index(self, dimension: int) -> None: ...
+
+    @abstractmethod
+    def _set_embeddings_query(self) -> str:
+        """Cypher that sets ``embedding`` from ``$rows`` of {id, vector}."""
+
+    @abstractmethod
+    def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
+        """k nearest nodes by name embedding: (node fields, cosine similarity)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Delete the whole graph (tests and `graphraft load --replace`)."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- loading
+    def ensure_indexes(self, labels: Iterable[str] = ()) -> None:
+        """Range indexes on ``id`` and ``name`` for the entity label and for each label given."""
+        wanted = [(ENTITY_LABEL, "id"), (ENTITY_LABEL, "name"), (ENTITY_LABEL, NAME_KEY_PROPERTY)]
+        for label in sorted(set(labels) - {ENTITY_LABEL}):
+            wanted += [(label, "id"), (label, "name")]
+        existing = self._existing_indexes()
+        for label, prop in wanted:
+            if (label, prop) not in existing:
+                self._create_index(label, prop)
+
+    def load_nodes(self, nodes: Iterable[NodeRecord], progress: Progress | None = None,
+                   total: int | None = None) -> LoadReport:
+        """MERGE nodes by id (idempotent); adds the entity label and ``name_norm``."""
+        progress = progress or SilentProgress()
+        report = LoadReport()
+        by_labels: dict[tuple[str, ...], list[Row]] = defaultdict(list)
+        for node in nodes:
+            props = dict(node.properties)
+            name = props.get("name")
+            if isinstance(name, str):
+                props[NAME_KEY_PROPERTY] = normalize_name(name)
+            by_labels[tuple(sorted(set(node.labels) - {ENTITY_LABEL}))].append({"id": node.id, "props": props})
+            report.nodes += 1
+        self.ensure_indexes(label for labels in by_labels for label in labels)
+        with progress.task("nodes", total or report.nodes) as task:
+            for labels, rows in sorted(by_labels.items()):
+                # Labels go into the MERGE (several times faster than SET n:Label afterwards);
+                # the unique constraint on id refuses an id reloaded under other labels.
+                query = (
+                    f"UNWIND $rows AS row MERGE (n{label_expression((ENTITY_LABEL, *labels))} {{id: row.id}}) "
+                    "SET n += row.props"
+                )
+                for batch in batched(rows, self.batch_size):
+                    _, stats = self.write(query, {"rows": batch})
+                    report.writes += stats
+                    task.advance(len(batch))
+        self.invalidate_schema()
+        return report
+
+    def load_relationships(self, relationships: Iterable[RelationshipRecord],
+                           progress: Progress | None = None, total: int | None = None) -> LoadReport:
+        """MERGE relationships between nodes found by id (idempotent).
+
+        Rows whose source or target is not in the graph are counted in ``missing_endpoints``."""
+        progress = progress or SilentProgress()
+        report = LoadReport()
+        by_type: dict[str, list[Row]] = defaultdict(list)
+        for rel in relationships:
+            by_type[rel.type].append({"s": rel.source, "t": rel.target, "props": rel.properties})
+            report.relationships += 1
+        entity = label_expression((ENTITY_LABEL,))
+        with progress.task("relationships", total or report.relationships) as task:
+            for rel_type, rows in sorted(by_type.items()):
+                query = (
+                    f"UNWIND $rows AS row MATCH (a{entity} {{id: row.s}}) MATCH (b{entity} {{id: row.t}}) "
+                    f"MERGE (a)-[r:{quote_identifier(rel_type)}]->(b) SET r += row.props "
+                    "RETURN count(*) AS matched"
+                )
+                for batch in batched(rows, self.batch_size):
+                    result, stats = self.write(query, {"rows": batch})
+                    report.writes += stats
+                    report.missing_endpoints += len(batch) - (result[0]["matched"] if result else 0)
+                    task.advance(len(batch))
+        self.invalidate_schema()
+        return report
+
+    # ----------------------------------------------------------------- embeddings
+    def nodes_without_embedding(self) -> list[tuple[str, str]]:
+        """(id, name) of named entity nodes that have no name embedding yet."""
+        rows = self.read(
+            f"MATCH (n{label_expression((ENTITY_LABEL,))}) "
+            f"WHERE n.{EMBEDDING_PROPERTY} IS NULL AND n.name IS NOT NULL "
+            "RETURN n.id AS id, toString(n.name) AS name",
+            timeout_ms=max(self.query_timeout_ms, 600_000),
+        )
+        return [(row["id"], row["name"]) for row in rows]
+
+    def set_embeddings(self, rows: Sequence[tuple[str, Sequence[float]]]) -> None:
+        if not rows:
+            return
+        self._ensure_vector_index(len(rows[0][1]))
+        # Six decimals keep float32 cosine exact enough and halve the parameter text to send.
+        vectors = np.round(np.asarray([vec for _, vec in rows], dtype=np.float64), 6).tolist()
+        self.write(self._set_embeddings_query(),
+                   {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]})
+
+    def nearest_names(self, vector: Sequence[float], k: int = 5) -> list[tuple[Row, float]]:
+        """Nodes whose name embedding is closest to ``vector``: ({id, name, labels}, cosine)."""
+        return self._vector_search(vector, k)
+
+    # ----------------------------------------------------------------- lookups
+    def nodes_by_name(self, name: str, limit: int = 25) -> list[Row]:
+        """Nodes whose normalised name equals the normalised ``name`` (index-backed)."""
+        return self.read(
+            f"MATCH (n{label_expression((ENTITY_LABEL,))} {{{NAME_KEY_PROPERTY}: $key}}) "
+            "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+            {"key": normalize_name(name), "limit": limit},
+        )
+
+    def nodes_by_id(self, ids: Sequence[str]) -> list[Row]:
+        rows = self.read(
+            f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
+            "RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties",
+            {"ids": list(ids)},
+        )
+        for row in rows:
+            row["labels"] = [lab for lab in row["labels"] if lab != ENTITY_LABEL]
+            row["properties"].pop(EMBEDDING_PROPERTY, None)
+        return rows
+
+    def count_nodes(self) -> int:
+        return self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
+
+    def count_relationships(self) -> int:
+        return self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
+
+    # ----------------------------------------------------------------- schema
+    def invalidate_schema(self) -> None:
+        self._schema = None
+
+    def schema(self, refresh: bool = False) -> GraphSchema:
+        """Labels, relationship types and (label)-[type]->(label) patterns with counts.
+
+        Counts per label and per type are single count-store lookups; the label pairs of
+        each type come from one aggregation per type, run once and then cached."""
+        if self._schema is not None and not refresh:
+            return self._schema
+        started = time.perf_counter()
+        # O(1) in both databases; a changed graph changes the fingerprint and the cache key.
+        fingerprint = f"{self.count_nodes()}-{self.count_relationships()}"
+        cache_file = self._schema_cache_file(fingerprint)
+        if cache_file is not None and cache_file.exists() and not refresh:
+            try:
+                self._schema = GraphSchema.model_validate_json(cache_file.read_text())
+                return self._schema
+            except ValueError:
+                cache_file.unlink(missing_ok=True)
+        long = max(self.query_timeout_ms, 600_000)
+        labels = sorted(r["label"] for r in self.read("CALL db.labels() YIELD label RETURN label")
+                        if r["label"] != ENTITY_LABEL)
+        types = sorted(r["relationshipType"] for r in
+                       self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"))
+        label_counts = {
+            label: self.read(f"MATCH (n:{quote_identifier(label)}) RETURN count(n) AS c", timeout_ms=long)[0]["c"]
+            for label in labels
+        }
+        type_counts = {
+            t: self.read(f"MATCH ()-[r:{quote_identifier(t)}]->() RETURN count(r) AS c", timeout_ms=long)[0]["c"]
+            for t in types
+        }
+        patterns = []
+        for t in types:
+            rows = self.read(
+                f"MATCH (a)-[:{quote_identifier(t)}]->(b) "
+                "RETURN labels(a) AS source, labels(b) AS target, count(*) AS c",
+                timeout_ms=long,
+            )
+            for row in rows:
+                patterns.append(SchemaPattern(
+                    source=_primary_label(row["source"]), type=t,
+                    target=_primary_label(row["target"]), count=row["c"],
+                ))
+        patterns.sort(key=lambda p: (p.type, p.source, p.target))
+        self._schema = GraphSchema(
+            labels=label_counts, relationship_types=type_counts, patterns=patterns,
+            seconds=time.perf_counter() - started,
+        )
+        if cache_file is not None:
+            try:
+                cache_file.parent.mkdir(parents=True, exist_ok=True)
+                cache_file.write_text(self._schema.model_dump_json())
+            except OSError:
+                pass  # a cache that cannot be written only costs time
+        return self._schema
+
+    def _schema_cache_file(self, fingerprint: str) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        digest = hashlib.sha256(f"{self.description}|{fingerprint}".encode()).hexdigest()[:24]
+        return self.cache_dir / "schema" / f"{digest}.json"
+
+
+def _primary_label(labels: list[str]) -> str:
+    """The label a pattern names a node by: its first label other than the entity label."""
+    domain = sorted(lab for lab in labels if lab != ENTITY_LABEL)
+    return "|".join(domain) if domain else "(none)"
