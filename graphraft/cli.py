@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from graphraft.config import Settings, load_settings
@@ -267,7 +268,8 @@ def main() -> None:
     try:
         app()
     except GraphRAFTError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        one_line = " ".join(str(exc).split())  # driver messages can span lines
+        err.print(f"[red]error:[/] {escape(one_line)}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")

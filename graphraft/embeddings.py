@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -107,9 +108,15 @@ def embed_missing_names(store: GraphStore, embedder: Embedder, progress: Progres
     Names are embedded in length order so that batches pad little."""
     progress = progress or SilentProgress()
     pending = sorted(store.nodes_without_embedding(), key=lambda row: len(row[1]))
-    with progress.task("name embeddings", len(pending)) as task:
+    # Writing a batch (database-bound) overlaps with encoding the next (CPU-bound, GIL released).
+    with progress.task("name embeddings", len(pending)) as task, ThreadPoolExecutor(1) as writer:
+        in_flight = None
         for batch in batched(pending, batch_size):
             vectors = embedder.embed([name for _, name in batch])
-            store.set_embeddings([(node_id, vec) for (node_id, _), vec in zip(batch, vectors)])
-            task.advance(len(batch))
+            if in_flight is not None:
+                in_flight.result()
+            in_flight = writer.submit(store.set_embeddings, [(i, v) for (i, _), v in zip(batch, vectors)])
+            in_flight.add_done_callback(lambda _f, n=len(batch): task.advance(n))
+        if in_flight is not None:
+            in_flight.result()
     return len(pending)

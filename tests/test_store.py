@@ -1,0 +1,146 @@
+"""The GraphStore contract, run against every backend available (see conftest)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphraft.errors import QueryError, QueryTimeoutError, ReadOnlyViolationError
+from graphraft.graph.records import NodeRecord, RelationshipRecord
+
+NODES = [
+    NodeRecord("m1", ("Movie",), {"name": "Cast Away", "year": 2000}),
+    NodeRecord("m2", ("Movie",), {"name": "Big"}),
+    NodeRecord("p1", ("Person",), {"name": "Tom Hanks"}),
+    NodeRecord("p2", ("Person",), {"name": "Penny Marshall"}),
+    NodeRecord("p3", ("Person",), {"name": "Robert Zemeckis"}),
+    NodeRecord("g1", ("Genre",), {"name": "Drama"}),
+]
+RELS = [
+    RelationshipRecord("m1", "p1", "STARRED_ACTORS"),
+    RelationshipRecord("m2", "p1", "STARRED_ACTORS"),
+    RelationshipRecord("m2", "p2", "DIRECTED_BY"),
+    RelationshipRecord("m1", "p3", "DIRECTED_BY", {"credited": True}),
+    RelationshipRecord("m1", "g1", "HAS_GENRE"),
+]
+
+
+def load_sample(store):
+    store.load_nodes(NODES)
+    return store.load_relationships(RELS)
+
+
+def test_loading_twice_duplicates_nothing(store):
+    first_nodes = store.load_nodes(NODES)
+    first_rels = store.load_relationships(RELS)
+    assert first_nodes.writes.nodes_created == 6
+    assert first_rels.writes.relationships_created == 5
+
+    second_nodes = store.load_nodes(NODES)
+    second_rels = store.load_relationships(RELS)
+    assert second_nodes.writes.nodes_created == 0 and second_rels.writes.relationships_created == 0
+    assert not second_nodes.writes.changed and not second_rels.writes.changed
+    assert store.count_nodes() == 6
+    assert store.count_relationships() == 5
+
+
+def test_relationships_to_unknown_ids_are_counted_not_created(store):
+    store.load_nodes(NODES)
+    report = store.load_relationships([RelationshipRecord("m1", "nobody", "DIRECTED_BY"), *RELS])
+    assert report.missing_endpoints == 1
+    assert store.count_relationships() == 5
+
+
+def test_an_id_reloaded_under_other_labels_is_refused(store):
+    store.load_nodes(NODES)
+    with pytest.raises(QueryError, match="ids must be unique"):
+        store.load_nodes([NodeRecord("m1", ("Person",), {"name": "Cast Away"})])
+    assert store.count_nodes() == 6
+
+
+def test_schema_lists_labels_types_and_patterns_with_counts(store):
+    load_sample(store)
+    schema = store.schema()
+    assert schema.labels == {"Genre": 1, "Movie": 2, "Person": 3}
+    assert schema.relationship_types == {"DIRECTED_BY": 2, "HAS_GENRE": 1, "STARRED_ACTORS": 2}
+    assert {(p.source, p.type, p.target, p.count) for p in schema.patterns} == {
+        ("Movie", "DIRECTED_BY", "Person", 2),
+        ("Movie", "HAS_GENRE", "Genre", 1),
+        ("Movie", "STARRED_ACTORS", "Person", 2),
+    }
+
+
+def test_schema_is_cached_until_the_graph_changes(store):
+    load_sample(store)
+    first = store.schema()
+    assert store.schema() is first  # in memory
+    store.invalidate_schema()
+    from_disk = store.schema()
+    assert from_disk == first and from_disk is not first
+    store.load_nodes([NodeRecord("y1", ("Year",), {"name": "2000"})])
+    assert store.schema().labels["Year"] == 1
+
+
+def test_read_path_refuses_writes(store):
+    load_sample(store)
+    for write in ("CREATE (:Movie {name: 'x'})", "MATCH (n) DETACH DELETE n", "MATCH (n:Movie) SET n.hacked = 1"):
+        with pytest.raises(ReadOnlyViolationError):
+            store.read(write)
+    assert store.count_nodes() == 6
+    assert store.read("MATCH (n:Movie) WHERE n.hacked IS NOT NULL RETURN count(n) AS c")[0]["c"] == 0
+
+
+@pytest.mark.parametrize("name", ['He said "hi"', "O'Brien \\ back\\slash", "Zoë Ærø 東京 🎬", "tab\tand\nnewline"])
+def test_awkward_values_round_trip(store, name):
+    store.load_nodes([NodeRecord("odd", ("Thing",), {"name": name, "note": name})])
+    row = store.read("MATCH (n:Thing {id: $id}) RETURN n.name AS name, n.note AS note", {"id": "odd"})[0]
+    assert row == {"name": name, "note": name}
+    assert store.read("MATCH (n:Thing) WHERE n.name = $name RETURN n.id AS id", {"name": name}) == [{"id": "odd"}]
+
+
+def test_nodes_by_name_ignores_case_accents_and_spacing(store):
+    store.load_nodes([NodeRecord("z", ("Person",), {"name": "Zoë  Saldaña"}), *NODES])
+    assert [r["id"] for r in store.nodes_by_name("zoe saldana")] == ["z"]
+    assert store.nodes_by_name("nobody at all") == []
+
+
+def test_a_query_past_its_timeout_raises_a_clear_error(store):
+    load_sample(store)
+    with pytest.raises(QueryTimeoutError, match="exceeded its 50 ms limit"):
+        store.read("UNWIND range(1, 5000) AS a UNWIND range(1, 5000) AS b RETURN count(*) AS c", timeout_ms=50)
+    # the store still works afterwards
+    assert store.read("RETURN 1 AS one") == [{"one": 1}]
+
+
+def test_vector_search_finds_a_misspelled_name(store, embedder):
+    from graphraft.embeddings import embed_missing_names
+
+    load_sample(store)
+    assert embed_missing_names(store, embedder) == 6
+    assert embed_missing_names(store, embedder) == 0  # idempotent
+    hits = store.nearest_names(embedder.embed(["tom hank"])[0], k=3)
+    best, similarity = hits[0]
+    assert best["name"] == "Tom Hanks" and best["labels"] == ["Person"]
+    assert similarity > 0.8
+    assert similarity > hits[1][1]
+
+
+def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
+    from graphraft.embeddings import embed_missing_names
+
+    load_sample(store)
+    embed_missing_names(store, embedder)
+    report = store.load_nodes([NodeRecord("p1", ("Person",), {"name": "Thomas Hanks"}), *NODES[:2]])
+    assert report.writes.properties_set > 0 and report.writes.nodes_created == 0
+    assert embed_missing_names(store, embedder) == 1
+    assert store.nearest_names(embedder.embed(["thomas hanks"])[0], k=1)[0][0]["id"] == "p1"
+
+
+def test_nodes_by_id_returns_labels_and_properties_without_the_embedding(store, embedder):
+    from graphraft.embeddings import embed_missing_names
+
+    load_sample(store)
+    embed_missing_names(store, embedder)
+    (row,) = store.nodes_by_id(["m1"])
+    assert row["labels"] == ["Movie"]
+    assert row["properties"]["name"] == "Cast Away" and row["properties"]["year"] == 2000
+    assert "embedding" not in row["properties"]
