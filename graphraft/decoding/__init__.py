@@ -1,0 +1,1 @@
+"""Constrained decoding: the token trie and the logits processor."""

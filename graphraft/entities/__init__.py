@@ -1,0 +1,1 @@
+"""Entity extraction (L0) and resolution of mentions to node ids."""
