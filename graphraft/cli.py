@@ -15,6 +15,7 @@ from rich.table import Table
 
 from graphraft.config import Settings, load_settings
 from graphraft.errors import GraphRAFTError, InputFileError
+from graphraft.synthesize_cli import synthesize_command
 
 app = typer.Typer(help="GraphRAFT: answer questions over a knowledge graph with grounded Cypher.",
                   no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
@@ -241,6 +242,9 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
     out.print(f"embedded {count:,} names")
 
 
+app.command("synthesize")(synthesize_command)
+
+
 # ------------------------------------------------------------------------------ demo
 EXAMPLE_QUERY = ('MATCH (b:Book)-[:WRITTEN_BY]->(a:Author)-[:BORN_IN]->(c:City {name: "Lisbon"}) '
                  "RETURN b.name AS book, a.name AS author ORDER BY book")
@@ -263,10 +267,10 @@ def demo_cmd(ctx: typer.Context) -> None:
     out.print(f"\ndone in {time.perf_counter() - started:.1f}s")
 
 
-def main() -> None:
-    """Entry point: GraphRAFT errors become one line on stderr and an exit code."""
+def run_guarded(application) -> None:
+    """Run a typer app: GraphRAFT errors become one line on stderr and an exit code."""
     try:
-        app()
+        application()
     except GraphRAFTError as exc:
         one_line = " ".join(str(exc).split())  # driver messages can span lines
         err.print(f"[red]error:[/] {escape(one_line)}", highlight=False, soft_wrap=True)
@@ -274,6 +278,10 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+
+
+def main() -> None:
+    run_guarded(app)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,13 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("GRAPHRAFT_OPENAI_API_KEY", "OPENAI_API_KEY")
     )
 
+    # --- language models and entity extraction ---------------------------------------
+    base_model: str = Field("bundled", description="'bundled' (SmolLM2-135M-Instruct), a folder or a hub id.")
+    llm_model: str | None = Field(None, description="Chat model at the OpenAI-compatible endpoint (L0).")
+    extractor: Literal["auto", "marked", "lexical", "openai", "local"] = "auto"
+    similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
+    max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
+
     @field_validator("neo4j_uri")
     @classmethod
     def _check_uri(cls, value: str | None) -> str | None:
