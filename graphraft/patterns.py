@@ -89,16 +89,46 @@ def _node(variable: str, labels: tuple[str, ...], node_id: str | None = None) ->
     return f"({variable}{label_expression(labels)}{props})"
 
 
+def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
+    """Pairs of steps (1-based) that could walk the same relationship.
+
+    Cypher forbids that within one MATCH path, but not every engine enforces it (FalkorDB
+    does not), so the renderer says it where it can happen: same type, and the same labels
+    at both ends of both steps (patterns record each node's full label set)."""
+    labels = [pattern.anchor.labels] + [step.labels for step in pattern.steps]
+    if pattern.end_anchor is not None:
+        labels[-1] = pattern.end_anchor.labels
+
+    def ends(i: int) -> tuple:
+        step = pattern.steps[i - 1]
+        return (labels[i - 1], labels[i]) if step.outgoing else (labels[i], labels[i - 1])
+
+    pairs = []
+    for i in range(1, len(pattern.steps) + 1):
+        for j in range(i + 1, len(pattern.steps) + 1):
+            if pattern.steps[i - 1].type != pattern.steps[j - 1].type or ends(i) != ends(j):
+                continue
+            # Walking back over the first relationship from the target lands on the anchor,
+            # which `t <> a` already excludes.
+            if (i, j) == (1, 2) and pattern.target == 2:
+                continue
+            pairs.append((i, j))
+    return pairs
+
+
 def render(pattern: Pattern) -> str:
-    """The canonical Cypher for a pattern: one MATCH path (no relationship used twice),
-    targets other than the anchors, distinct target ids.
+    """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
+    twice, targets other than the anchors, distinct target ids.
 
     ``MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
     """
+    pairs = _reusable_pairs(pattern)
+    named = {index for pair in pairs for index in pair}
     text = [_node("a", pattern.anchor.labels, pattern.anchor.id)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
-        rel = f"[:{quote_identifier(step.type)}]"
+        variable = f"r{index}" if index in named else ""
+        rel = f"[{variable}:{quote_identifier(step.type)}]"
         text.append(f"-{rel}->" if step.outgoing else f"<-{rel}-")
         if index == pattern.target:
             text.append(_node("t", step.labels))
@@ -109,7 +139,8 @@ def render(pattern: Pattern) -> str:
     # A target may only equal an anchor where their labels allow it; say so only then,
     # so that the common query stays short.
     target_labels = set(pattern.steps[pattern.target - 1].labels)
-    excluded = [var for var, ref in (("a", pattern.anchor), ("b", pattern.end_anchor))
-                if ref is not None and target_labels <= set(ref.labels)]
-    where = (" WHERE " + " AND ".join(f"t <> {var}" for var in excluded)) if excluded else ""
+    conditions = [f"t <> {var}" for var, ref in (("a", pattern.anchor), ("b", pattern.end_anchor))
+                  if ref is not None and target_labels <= set(ref.labels)]
+    conditions += [f"r{i} <> r{j}" for i, j in pairs]
+    where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
     return f"MATCH {''.join(text)}{where} RETURN DISTINCT t.id AS id"

@@ -1,0 +1,140 @@
+"""L0 extractors and anchor resolution."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from graphraft.entities.extract import (AutoExtractor, LexicalExtractor, MarkedMentionExtractor,
+                                        OpenAIChatExtractor, parse_entity_list)
+from graphraft.entities.resolve import EntityResolver
+
+from movie_graph import load
+
+
+def test_marked_mentions_in_brackets_and_quotes():
+    extract = MarkedMentionExtractor().extract
+    assert [m.text for m in extract("what did [Tom Hanks] act in")] == ["Tom Hanks"]
+    assert [m.text for m in extract('films by "Penny Marshall" and “Robert Zemeckis”')] == [
+        "Penny Marshall", "Robert Zemeckis"]
+    assert extract("no marks here") == []
+
+
+def test_lexical_prefers_longest_then_rarest_at_word_boundaries():
+    names = {"tom hanks": 1, "tom": 3, "big": 1, "the big lebowski": 1, "drama": 1, "what": 5}
+    extractor = LexicalExtractor(names)
+    found = [m.text for m in extractor.extract("Was Tom Hanks in The Big Lebowski, a drama?")]
+    assert found == ["tom hanks", "the big lebowski", "drama"]
+    # no match inside a word, stopwords are never mentions
+    assert extractor.extract("bigger tomatoes, what else") == []
+
+
+def test_lexical_from_a_store(store):
+    load(store)
+    extractor = LexicalExtractor.from_store(store)
+    assert [m.text for m in extractor.extract("who directed forrest gump?")] == ["forrest gump"]
+
+
+class ChatServer(BaseHTTPRequestHandler):
+    """Speaks just enough of the chat-completions API; records what it was asked."""
+
+    requests: list[dict] = []
+    replies = {"which films did Tom Hanks make with Penny Marshall": '["Tom Hanks", "Penny Marshall", "Big"]'}
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        ChatServer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        question = body["messages"][-1]["content"]
+        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": self.replies.get(question, "[]")}}],
+                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def chat_endpoint():
+    server = HTTPServer(("127.0.0.1", 0), ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    ChatServer.requests = []
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def test_openai_compatible_extractor_sends_the_few_shot_prompt(chat_endpoint):
+    extractor = OpenAIChatExtractor("tiny-chat", base_url=chat_endpoint, api_key="secret")
+    mentions = extractor.extract("which films did Tom Hanks make with Penny Marshall")
+    # "Big" is not in the question, so it is not a mention
+    assert [m.text for m in mentions] == ["Tom Hanks", "Penny Marshall"]
+    assert all(m.method == "llm" for m in mentions)
+    (request,) = ChatServer.requests
+    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer secret"
+    messages = request["body"]["messages"]
+    assert request["body"]["model"] == "tiny-chat" and request["body"]["temperature"] == 0
+    assert messages[0]["role"] == "system" and "JSON list" in messages[0]["content"]
+    assert [m["role"] for m in messages[1:5]] == ["user", "assistant", "user", "assistant"]
+
+
+def test_auto_uses_marks_first_then_the_endpoint(chat_endpoint):
+    auto = AutoExtractor(lambda: pytest.fail("lexical not needed"),
+                         OpenAIChatExtractor("tiny-chat", base_url=chat_endpoint))
+    assert [m.method for m in auto.extract("what did [Tom Hanks] act in")] == ["marked"]
+    assert not ChatServer.requests
+    assert [m.text for m in auto.extract("which films did Tom Hanks make with Penny Marshall")][0] == "Tom Hanks"
+    assert len(ChatServer.requests) == 1
+
+
+def test_auto_falls_back_to_lexical_without_an_endpoint():
+    auto = AutoExtractor(lambda: LexicalExtractor({"tom hanks": 1}))
+    assert [(m.text, m.method) for m in auto.extract("what did tom hanks act in")] == [("tom hanks", "lexical")]
+
+
+def test_parse_entity_list_accepts_json_or_lines():
+    assert parse_entity_list('Sure! ["A", "B c"]') == ["A", "B c"]
+    assert parse_entity_list("- A\n- B c\n") == ["A", "B c"]
+
+
+@pytest.mark.slow
+def test_local_extractor_runs_the_prompt_on_the_bundled_model(graphraft_home):
+    from graphraft.entities.extract import LocalChatExtractor
+    from graphraft.models import load_causal_lm
+
+    model, tokenizer = load_causal_lm("bundled", graphraft_home)
+    mentions = LocalChatExtractor(model, tokenizer).extract("who wrote The Silent Harbor")
+    assert [(m.text, m.method) for m in mentions] == [("The Silent Harbor", "llm")]
+
+
+# ---------------------------------------------------------------------------------- resolution
+def test_exact_match_keeps_every_candidate_of_an_ambiguous_name(store):
+    load(store)
+    anchors = EntityResolver(store).resolve("contact")
+    assert sorted((a.id, a.labels, a.method) for a in anchors) == [
+        ("b1", ("Book",), "exact"), ("m4", ("Movie",), "exact")]
+
+
+def test_a_misspelled_name_resolves_through_the_vector_index(store, embedder):
+    from graphraft.embeddings import embed_missing_names
+
+    load(store)
+    embed_missing_names(store, embedder)
+    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.7)
+    best = resolver.resolve("Forrest Gum")[0]
+    assert (best.id, best.method) == ("m3", "vector") and 0.7 <= best.score < 1.0
+    assert resolver.resolve("zzzz qqqq xxxx") == []  # nothing above the floor
+
+
+def test_without_an_embedder_an_unknown_name_has_no_anchor(store):
+    load(store)
+    assert EntityResolver(store).resolve("Forest Gumpp") == []

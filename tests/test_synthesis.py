@@ -1,0 +1,184 @@
+"""Synthesis end to end: rows, filters, dropped questions, resume after a kill, datasets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graphraft.entities.extract import MarkedMentionExtractor
+from graphraft.entities.resolve import EntityResolver
+from graphraft.enumerate import PatternEnumerator
+from graphraft.errors import InputFileError
+from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.loaders import load_graph
+from graphraft.graph.loaders.demo import demo_files
+from graphraft.graph.loaders.files import read_nodes, read_relationships
+from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.graph.loaders.questions import read_question_file
+from graphraft.synthesize import SynthesisConfig, Synthesizer, read_rows, run_synthesis
+
+from movie_graph import ROCK, load
+
+DEMO_GRAPH = "synthesis-demo"
+
+
+@pytest.fixture(scope="module")
+def demo_store(server):
+    store = FalkorDBStore(DEMO_GRAPH, port=server.port)
+    store.clear()
+    nodes_file, rels_file, _ = demo_files()
+    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
+    yield store
+    store.clear()
+
+
+def synthesizer_for(store, **config):
+    return Synthesizer(MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store),
+                       SynthesisConfig(**config))
+
+
+def item(question, answers, hops=1, **extra):
+    return QAItem(qid=f"q-{abs(hash(question))}", question=question, mention=None, answers=tuple(answers),
+                  hops=hops, qtype=None, split="train", extra=extra)
+
+
+def without_timings(rows):
+    return [{k: v for k, v in row.items() if k != "timings"} for row in rows]
+
+
+def test_a_row_names_the_best_query_its_scores_and_alternatives(store):
+    load(store)
+    row = synthesizer_for(store).one(item("what did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]))
+    assert row["status"] == "ok" and row["reason"] is None
+    assert row["cypher"] == ('MATCH (a:Person {id: "p1"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id')
+    assert (row["hits"], row["total"], row["recall"], row["precision"]) == (3, 3, 1.0, 1.0)
+    assert row["anchors"] == [{"mention": "Tom Hanks", "id": "p1", "name": "Tom Hanks", "labels": ["Person"],
+                               "method": "exact", "score": 1.0}]
+    assert {r["id"] for r in store.read(row["cypher"])} == {"m1", "m2", "m3"}
+    assert set(row["timings"]) == {"extract", "resolve", "enumerate", "total"}
+
+
+def test_a_longer_pattern_wins_when_it_hits_more(store):
+    load(store)
+    # films sharing a director with Hanks' films: only a 3-hop pattern reaches Contact
+    row = synthesizer_for(store).one(item("films by the directors of [Tom Hanks] films", ["Contact"], hops=3))
+    assert row["status"] == "ok" and row["pattern"]["target"] == 3
+    # the film written by a director of Hanks' films is exactly the answer
+    assert store.read(row["cypher"]) == [{"id": "m4"}] and (row["hits"], row["total"]) == (1, 1)
+    # the director-to-director variant also reaches it, with more results, so it ranks below
+    alternative = row["alternatives"][0]
+    assert "r2 <> r3" in alternative["cypher"] and (alternative["hits"], alternative["total"]) == (1, 3)
+
+
+def test_recall_and_precision_filters_drop_with_a_reason(store):
+    load(store)
+    partial = item("what did [Tom Hanks] star in", ["Cast Away", "Some Film Not In The Graph"])
+    row = synthesizer_for(store).one(partial)
+    assert row["status"] == "dropped" and row["reason"].startswith("no pattern with recall >= 1")
+    assert row["closest"]["recall"] == 0.5
+    kept = synthesizer_for(store, min_recall=0.5).one(partial)
+    assert kept["status"] == "ok" and kept["recall"] == 0.5
+    strict = synthesizer_for(store, min_recall=0.5, min_precision=0.9).one(partial)
+    assert strict["status"] == "dropped"
+
+
+def test_a_question_whose_entity_is_not_in_the_graph_is_kept_out(store):
+    load(store)
+    row = synthesizer_for(store).one(item("what did [Greta Garbo] star in", ["Ninotchka"]))
+    assert row["status"] == "dropped" and row["reason"] == "no anchor: 'Greta Garbo' not in the graph"
+    row = synthesizer_for(store).one(item("what did she star in", ["Ninotchka"]))
+    assert row["reason"] == "no entity mention found"
+
+
+def test_a_name_with_quotes_and_backslashes_anchors_and_runs(store):
+    load(store)
+    row = synthesizer_for(store).one(item('who starred in [Big]', ['Tom Hanks', 'Dwayne "The Rock" Johnson \\ Jr.']))
+    assert row["status"] == "ok"
+    assert {r["id"] for r in store.read(row["cypher"])} == {"p1", ROCK}
+    q1 = synthesizer_for(store).one(item('what did ["The Rock" Johnson] do', ["Big"]))  # marked by brackets
+    assert q1["reason"].startswith("no anchor")  # not the full name: no exact match, no embedder
+    full = synthesizer_for(store).one(item('what did [Dwayne "The Rock" Johnson \\ Jr.] star in', ["Big"]))
+    assert full["status"] == "ok" and '\\"The Rock\\"' in full["cypher"]
+    assert store.read(full["cypher"]) == [{"id": "m2"}]
+
+
+def test_demo_questions_all_get_a_recall_one_query(demo_store, tmp_path):
+    items = list(read_question_file(demo_files()[2]))
+    summary = run_synthesis(synthesizer_for(demo_store), items, tmp_path / "out.jsonl", meta={"graph": DEMO_GRAPH})
+    rows = list(read_rows(tmp_path / "out.jsonl"))
+    assert [r["qid"] for r in rows] == [i.qid for i in items]  # input order
+    assert summary.kept == len(items)
+    assert all(figures[0] == figures[1] for figures in summary.by_hop.values())
+    # each best query, run as written, returns exactly the answer ids
+    for row, source in zip(rows[::25], items[::25]):
+        assert {r["id"] for r in demo_store.read(row["cypher"])} == set(source.extra["answer_ids"])
+
+
+def test_the_output_loads_with_datasets(demo_store, tmp_path):
+    from datasets import load_dataset
+
+    items = list(read_question_file(demo_files()[2]))[:40]
+    items.append(item("what did [Nobody Known] write", ["x"]))  # a dropped row with nulls
+    run_synthesis(synthesizer_for(demo_store), items, tmp_path / "out.jsonl", meta={})
+    dataset = load_dataset("json", data_files=str(tmp_path / "out.jsonl"), split="train")
+    assert len(dataset) == 41
+    assert {"question", "cypher", "anchors", "hits", "total", "precision", "recall", "alternatives",
+            "timings"} <= set(dataset.column_names)
+    assert dataset[0]["cypher"].startswith("MATCH (a:") and dataset[40]["cypher"] is None
+
+
+def test_rerun_skips_done_rows_and_refuses_other_settings(demo_store, tmp_path):
+    items = list(read_question_file(demo_files()[2]))[:30]
+    out = tmp_path / "out.jsonl"
+    first = run_synthesis(synthesizer_for(demo_store), items[:10], out, meta={"max_hops": 3})
+    assert first.written == 10
+    second = run_synthesis(synthesizer_for(demo_store), items, out, meta={"max_hops": 3})
+    assert (second.skipped_done, second.written) == (10, 20)
+    with pytest.raises(InputFileError, match="other settings"):
+        run_synthesis(synthesizer_for(demo_store), items, out, meta={"max_hops": 2})
+    # a half-written last line (a killed run) is cut off and redone
+    with out.open("a") as handle:
+        handle.write('{"qid": "half')
+    third = run_synthesis(synthesizer_for(demo_store), items, out, meta={"max_hops": 3})
+    assert third.written == 0 and len(list(read_rows(out))) == 30
+
+
+def _cli(args, env):
+    return subprocess.Popen([sys.executable, "-m", "graphraft.synthesize", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store, server, tmp_path):
+    # A question file long enough that the kill lands midway: the demo questions, eight times over.
+    lines = demo_files()[2].read_text(encoding="utf-8").splitlines() * 8
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+           "GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port)}
+    common = ["--questions", str(questions), "--graph", DEMO_GRAPH, "--extractor", "marked", "--workers", "2"]
+
+    reference = tmp_path / "reference.jsonl"
+    assert _cli([*common, "--output", str(reference)], env).wait(timeout=300) == 0
+
+    interrupted = tmp_path / "interrupted.jsonl"
+    proc = _cli([*common, "--output", str(interrupted)], env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if interrupted.exists() and interrupted.stat().st_size > 60_000:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    written = interrupted.read_text(encoding="utf-8").count("\n")
+    assert 0 < written < len(lines), "the kill should land midway"
+
+    resumed = _cli([*common, "--output", str(interrupted)], env)
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    assert without_timings(read_rows(interrupted)) == without_timings(read_rows(reference))
