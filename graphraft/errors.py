@@ -51,3 +51,9 @@ class InputFileError(GraphRAFTError):
 
 class EmbeddingError(GraphRAFTError):
     """The embedding model could not be loaded or called."""
+
+
+class InvalidInputError(GraphRAFTError):
+    """A user-supplied value that cannot work (an empty question, a bad option value)."""
+
+    exit_code = 2

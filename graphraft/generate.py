@@ -1,0 +1,51 @@
+"""L1 generation under the trie constraint: the m most likely valid queries for a question."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from graphraft.decoding.processor import TrieLogitsProcessor
+from graphraft.decoding.trie import CandidateIndex
+from graphraft.prompts import l1_messages, prompt_ids
+
+
+@dataclass(frozen=True)
+class GeneratedQuery:
+    cypher: str
+    score: float  # sequence log-probability (beam score), higher is better
+    rank: int
+
+
+class ConstrainedGenerator:
+    """Beam search (or greedy, ``num_beams=1``) that can only write candidate queries."""
+
+    def __init__(self, model, tokenizer, schema_hint: str | None = None):
+        self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
+
+    @torch.no_grad()
+    def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
+        if not candidates:
+            return []
+        index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
+        beams = max(1, min(num_beams, len(index)))
+        prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
+        input_ids = torch.tensor([prompt])
+        processor = TrieLogitsProcessor(index.trie, len(prompt), index.eos_token_id, num_beams=beams)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
+        output = self.model.generate(
+            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=[processor],
+            max_new_tokens=index.trie.max_length, num_beams=beams, num_return_sequences=beams, do_sample=False,
+            eos_token_id=index.eos_token_id, pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
+            length_penalty=0.0, early_stopping=True,
+        )
+        scores = output.sequences_scores.tolist() if beams > 1 else [0.0]
+        results, seen = [], set()
+        for sequence, score in zip(output.sequences[:, len(prompt):].tolist(), scores):
+            query = index.query_for(sequence, pad_token_id=pad)
+            if query is not None and query not in seen:  # fail-closed: anything else is dropped
+                seen.add(query)
+                results.append(GeneratedQuery(query, float(score), len(results)))
+        return results

@@ -1,0 +1,120 @@
+"""The Python API: ``GraphRAFT(...).ask(question) -> Answer``.
+
+question -> mentions -> anchors -> candidate queries (enumerated, rendered) -> L1 under the
+trie constraint -> read-only execution -> evidence -> answers (L2 when an adapter is set,
+else the nodes in query-score order)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graphraft.config import Settings, load_settings
+from graphraft.entities.extract import EntityExtractor, make_extractor
+from graphraft.entities.resolve import EntityResolver
+from graphraft.enumerate import PatternEnumerator
+from graphraft.errors import InvalidInputError
+from graphraft.generate import ConstrainedGenerator
+from graphraft.graph import open_store
+from graphraft.graph.store import GraphStore
+from graphraft.retrieve import execute, textualise
+
+
+class AnswerNode(BaseModel):
+    id: str
+    name: str
+    labels: list[str]
+    rank: int
+
+
+class QueryInfo(BaseModel):
+    cypher: str
+    score: float
+    results: int
+    seconds: float
+    error: str | None = None
+
+
+class Answer(BaseModel):
+    question: str
+    answers: list[AnswerNode] = Field(default_factory=list)
+    queries: list[QueryInfo] = Field(default_factory=list)
+    anchors: list[dict[str, Any]] = Field(default_factory=list)
+    mentions: list[str] = Field(default_factory=list)
+    candidates: int = 0
+    evidence: str = ""
+    message: str | None = None  # why nothing was answered, when nothing was
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class GraphRAFT:
+    def __init__(self, settings: Settings | None = None, graph: str | None = None, store: GraphStore | None = None,
+                 model=None, tokenizer=None, extractor: EntityExtractor | None = None, num_beams: int = 5,
+                 max_hops: int = 3, fanout_cap: int = 500, node_budget: int = 100, evidence_tokens: int = 1_500):
+        self.settings = settings or load_settings()
+        self.store = store or open_store(self.settings, graph)
+        if model is None or tokenizer is None:
+            from graphraft.models import load_causal_lm
+
+            model, tokenizer = load_causal_lm(self.settings.base_model, self.settings.home)
+        self.tokenizer = tokenizer
+        self.generator = ConstrainedGenerator(model, tokenizer)
+        self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
+        self.resolver = EntityResolver(self.store, self._embedder, self.settings.similarity_floor,
+                                       self.settings.max_candidates)
+        self.enumerator = PatternEnumerator(self.store, fanout_cap, self.settings.query_timeout_ms)
+        self.num_beams, self.max_hops = num_beams, max_hops
+        self.node_budget, self.evidence_tokens = node_budget, evidence_tokens
+
+    def _embedder(self):
+        from graphraft.embeddings import make_embedder
+
+        return make_embedder(self.settings)
+
+    def ask(self, question: str) -> Answer:
+        if not question or not question.strip():
+            raise InvalidInputError("the question is empty")
+        question = question.strip()
+        answer = Answer(question=question)
+        clock = time.perf_counter()
+        mentions = self.extractor.extract(question)
+        anchors = self.resolver.resolve_all(mentions) if mentions else []
+        answer.mentions = [m.text for m in mentions]
+        answer.anchors = [a.to_dict() for a in anchors]
+        answer.timings["anchors"] = round(time.perf_counter() - clock, 4)
+        if not anchors:
+            answer.message = ("no entity of the question was found in the graph"
+                              + (f" (mentions: {', '.join(answer.mentions)})" if answer.mentions else ""))
+            return answer
+
+        clock = time.perf_counter()
+        enumeration = self.enumerator.all_patterns([a.ref for a in anchors], self.max_hops)
+        patterns = {p.cypher: p.pattern for p in enumeration.patterns}
+        answer.candidates = len(patterns)
+        answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
+        if not patterns:
+            answer.message = "no valid query around " + ", ".join(a.name for a in anchors)
+            return answer
+
+        clock = time.perf_counter()
+        generated = self.generator.generate(question, list(patterns), num_beams=self.num_beams)
+        answer.timings["generate"] = round(time.perf_counter() - clock, 4)
+
+        clock = time.perf_counter()
+        retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms)
+        anchor_names = {a.id: a.name for a in anchors}
+        answer.evidence = textualise(retrieval, patterns, anchor_names, self.evidence_tokens,
+                                     lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]))
+        answer.timings["execute"] = round(time.perf_counter() - clock, 4)
+        answer.queries = [QueryInfo(cypher=r.cypher, score=round(r.score, 4), results=len(r.node_ids),
+                                    seconds=round(r.seconds, 4), error=r.error) for r in retrieval.runs]
+        answer.answers = [AnswerNode(id=node_id, name=retrieval.nodes[node_id]["name"],
+                                     labels=retrieval.nodes[node_id]["labels"], rank=rank)
+                          for rank, node_id in enumerate(retrieval.order) if node_id in retrieval.nodes]
+        answer.timings["total"] = round(sum(answer.timings.values()), 4)
+        return answer
+
+    def close(self) -> None:
+        self.store.close()
