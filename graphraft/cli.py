@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from graphraft.config import Settings, load_settings
-from graphraft.errors import GraphRAFTError, InputFileError
+from graphraft.errors import GraphRAFTError, InputFileError, InvalidInputError
 from graphraft.synthesize_cli import synthesize_command
 
 app = typer.Typer(help="GraphRAFT: answer questions over a knowledge graph with grounded Cypher.",
@@ -245,6 +246,60 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
 app.command("synthesize")(synthesize_command)
 
 
+@app.command("ask")
+def ask_cmd(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question, e.g. 'who directed [Black Snake Moan]'.")],
+    graph: GraphOption = None,
+    as_json: JsonOption = False,
+    beams: Annotated[int, typer.Option(min=1, help="Queries L1 writes (beam width).")] = 5,
+    max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest candidate pattern.")] = 3,
+    node_budget: Annotated[int, typer.Option(min=1, help="Stop running queries after this many nodes.")] = 100,
+    model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
+    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    show: Annotated[int, typer.Option(help="Answers to print.")] = 10,
+) -> None:
+    """Answer a question: the answers, the Cypher that found them, the evidence and timings.
+
+    Only queries enumerated around the question's entities can be written (constrained
+    decoding), and they run on the read-only path."""
+    from graphraft.pipeline import GraphRAFT
+
+    if not question.strip():
+        raise InvalidInputError("the question is empty")
+    settings = _settings(ctx, base_model=model, extractor=extractor)
+    engine = GraphRAFT(settings, graph=graph, num_beams=beams, max_hops=max_hops, node_budget=node_budget)
+    try:
+        answer = engine.ask(question)
+    finally:
+        engine.close()
+    if as_json:
+        out.print_json(answer.model_dump_json())
+    else:
+        print_answer(answer, show)
+    if answer.message:
+        raise typer.Exit(1)
+
+
+def print_answer(answer, show: int = 10) -> None:
+    if answer.message:
+        err.print(escape(answer.message))
+        return
+    names = ", ".join(a.name for a in answer.answers[:show])
+    more = f" (+{len(answer.answers) - show} more)" if len(answer.answers) > show else ""
+    out.print(f"[bold]Answers:[/] {escape(names)}{more}")
+    out.print("[bold]Cypher[/] (score order, read-only):")
+    for number, query in enumerate(answer.queries, 1):
+        status = f"{query.results} results" if query.error is None else f"error: {query.error}"
+        out.print(f"  {number}. {escape(query.cypher)}  [{status}, {query.seconds * 1000:.0f} ms]", highlight=False)
+    anchors = ", ".join(f"{a['name']} ({a['method']})" for a in answer.anchors)
+    out.print(f"[bold]Anchors:[/] {escape(anchors)}; {answer.candidates} candidate queries")
+    out.print("[bold]Evidence:[/]")
+    out.print(escape(answer.evidence), highlight=False)
+    timings = ", ".join(f"{k} {v:.2f}s" for k, v in answer.timings.items())
+    out.print(f"[bold]Timings:[/] {timings}")
+
+
 # ------------------------------------------------------------------------------ demo
 EXAMPLE_QUERY = ('MATCH (b:Book)-[:WRITTEN_BY]->(a:Author)-[:BORN_IN]->(c:City {name: "Lisbon"}) '
                  "RETURN b.name AS book, a.name AS author ORDER BY book")
@@ -267,8 +322,16 @@ def demo_cmd(ctx: typer.Context) -> None:
     out.print(f"\ndone in {time.perf_counter() - started:.1f}s")
 
 
+def _quiet_libraries() -> None:
+    """Our own progress bars are enough; the libraries' load bars and notices are noise here."""
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
 def run_guarded(application) -> None:
     """Run a typer app: GraphRAFT errors become one line on stderr and an exit code."""
+    _quiet_libraries()
     try:
         application()
     except GraphRAFTError as exc:

@@ -53,6 +53,9 @@ class LocalEmbedder:
     def __init__(self, model_path: str | Path, batch_size: int = 256):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub at run time
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         try:
             self._model = SentenceTransformer(str(model_path), device=None)

@@ -39,7 +39,7 @@ class ConstrainedGenerator:
             input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=[processor],
             max_new_tokens=index.trie.max_length, num_beams=beams, num_return_sequences=beams, do_sample=False,
             eos_token_id=index.eos_token_id, pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
-            length_penalty=0.0, early_stopping=True,
+            **({"length_penalty": 0.0, "early_stopping": True} if beams > 1 else {}),
         )
         scores = output.sequences_scores.tolist() if beams > 1 else [0.0]
         results, seen = [], set()

@@ -74,7 +74,9 @@ def load_causal_lm(name: str, home: Path, dtype=None):
     """(model, tokenizer) for a model name: 'bundled', a folder, or a hub id."""
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()
     path = resolve_model_path(name, home)
     try:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)

@@ -1,0 +1,125 @@
+"""`ask` end to end on the embedded database, with the tiny random model under the constraint."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from graphraft.config import load_settings
+from graphraft.entities.extract import MarkedMentionExtractor
+from graphraft.generate import GeneratedQuery
+from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
+from graphraft.graph.records import NodeRecord
+from graphraft.pipeline import GraphRAFT
+from graphraft.retrieve import execute
+
+from movie_graph import load
+
+WRITE = re.compile(r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|CALL|LOAD|FOREACH)\b", re.IGNORECASE)
+LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+@pytest.fixture(scope="module")
+def tiny(graphraft_home):
+    from graphraft.models import tiny_random_model
+
+    return tiny_random_model(graphraft_home, seed=1)
+
+
+@pytest.fixture
+def engine(store, tiny, graphraft_home):
+    load(store)
+    model, tokenizer = tiny
+    settings = load_settings(home=graphraft_home, embedder="none")
+    return GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(),
+                     num_beams=3)
+
+
+def test_ask_returns_answers_with_their_cypher_and_evidence(engine, store):
+    answer = engine.ask("which films did [Tom Hanks] star in")
+    assert answer.message is None and answer.candidates > 3
+    assert 1 <= len(answer.queries) <= 3
+    # every answer was returned by one of the queries, which all run as written
+    returned = {row["id"] for q in answer.queries for row in store.read(q.cypher)}
+    assert answer.answers and {a.id for a in answer.answers} <= returned
+    assert answer.anchors[0]["id"] == "p1" and answer.evidence.startswith("Pattern 1: (Tom Hanks:Person)")
+    assert [a.rank for a in answer.answers] == list(range(len(answer.answers)))
+
+
+def test_only_read_patterns_are_candidates(engine):
+    enumeration = engine.enumerator.all_patterns([engine.resolver.resolve("Tom Hanks")[0].ref], max_hops=3)
+    assert enumeration.patterns
+    for stats in enumeration.patterns:
+        text = LITERAL.sub('""', stats.cypher)
+        assert text.startswith("MATCH (a:") and text.endswith(" RETURN DISTINCT t.id AS id")
+        assert not WRITE.search(text), stats.cypher
+
+
+def test_the_read_path_refuses_a_write_even_if_handed_one(store):
+    load(store)
+    before = store.count_nodes()
+    writes = [GeneratedQuery("CREATE (n:__Entity__ {id: 'x'}) RETURN n.id AS id", 0.0, 0),
+              GeneratedQuery("MATCH (n) DETACH DELETE n RETURN 1 AS id", -1.0, 1)]
+    retrieval = execute(store, writes)
+    assert all("refused a write" in run.error for run in retrieval.runs)
+    assert store.count_nodes() == before and retrieval.order == []
+
+
+def test_no_anchor_says_so_and_runs_no_query(engine):
+    answer = engine.ask("which films did [Greta Garbo] star in")
+    assert answer.message == "no entity of the question was found in the graph (mentions: Greta Garbo)"
+    assert answer.queries == [] and answer.candidates == 0 and answer.answers == []
+    answer = engine.ask("which films did she star in")
+    assert answer.message == "no entity of the question was found in the graph"
+
+
+def test_no_valid_candidate_says_so(engine, store):
+    store.load_nodes([NodeRecord("lonely", ("Person",), {"name": "Lonely Person"})])
+    answer = engine.ask("what did [Lonely Person] do")
+    assert answer.message == "no valid query around Lonely Person" and answer.queries == []
+
+
+def test_an_empty_question_is_refused(engine):
+    from graphraft.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="empty"):
+        engine.ask("   ")
+
+
+@pytest.mark.skipif(default_metaqa_dir() is None, reason="MetaQA not in ../shared")
+def test_graphraft_ask_answers_a_metaqa_question_end_to_end(server, tiny, tmp_path):
+    store = FalkorDBStore("ask-metaqa", port=server.port)
+    store.clear()
+    nodes, rels = read_kb(default_metaqa_dir() / "kb.txt")
+    store.load_nodes(nodes)
+    store.load_relationships(rels)
+    model, tokenizer = tiny
+    model.save_pretrained(tmp_path / "tiny")
+    tokenizer.save_pretrained(tmp_path / "tiny")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+           "GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+           "GRAPHRAFT_EMBEDDER": "none"}
+    # Temuera Morrison only acts: the one 1-hop pattern around him is the right query.
+    proc = subprocess.run([sys.executable, "-m", "graphraft", "ask", "what movies did [Temuera Morrison] act in",
+                           "--graph", "ask-metaqa", "--model", str(tmp_path / "tiny"), "--max-hops", "1", "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert {a["name"] for a in answer["answers"]} == {"Once Were Warriors", "Tracker", "River Queen"}
+    assert answer["queries"][0]["cypher"] == ('MATCH (a:Person {id: "person:Temuera Morrison"})<-[:STARRED_ACTORS]-'
+                                              "(t:Movie) RETURN DISTINCT t.id AS id")
+    assert "Pattern 1: (Temuera Morrison:Person)<-[:STARRED_ACTORS]-(?:Movie)" in answer["evidence"]
+    store.clear()
+
+
+def test_ask_cli_empty_question_is_one_line(tmp_path):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+           "GRAPHRAFT_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "graphraft", "ask", "  "], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and proc.stderr.strip() == "error: the question is empty"
