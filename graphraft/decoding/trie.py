@@ -7,6 +7,7 @@ with the number of distinct next tokens, not with the number of candidates."""
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left
 from functools import lru_cache
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 class TokenTrie:
     def __init__(self, sequences: Iterable[Sequence[int]]):
-        self._sequences: list[tuple[int, ...]] = sorted({tuple(s) for s in sequences})
+        self._sequences: list[tuple[int, ...]] = sorted(set(map(tuple, sequences)))
         if any(len(s) == 0 for s in self._sequences):
             raise ValueError("a candidate cannot be empty")
 
@@ -91,22 +92,25 @@ def _pieces(query: str) -> list[str]:
     return pieces
 
 
-def _tokenize_whole(tokenizer, queries: Sequence[str]) -> list[list[int]]:
-    return tokenizer(list(queries), add_special_tokens=False)["input_ids"]
+def _tokenize_whole(tokenizer, queries: Sequence[str], eos: int) -> list[tuple[int, ...]]:
+    return [tuple(ids) + (eos,) for ids in tokenizer(list(queries), add_special_tokens=False)["input_ids"]]
 
 
-def _tokenize_by_pieces(tokenizer, queries: Sequence[str]) -> list[list[int]]:
+def _tokenize_by_pieces(tokenizer, queries: Sequence[str], eos: int) -> list[tuple[int, ...]]:
     """Candidates share most of their text; each distinct piece is tokenised once."""
     split = [_pieces(query) for query in queries]
     pieces = list({piece for parts in split for piece in parts})
+    for parts in split:
+        parts.append(None)  # stands for eos
     backend = getattr(tokenizer, "_tokenizer", None)
     if backend is not None:  # the Rust tokenizer directly: same ids, a fraction of the time
         ids = [encoding.ids for encoding in backend.encode_batch_fast(pieces, add_special_tokens=False)]
     else:
         ids = tokenizer(pieces, add_special_tokens=False)["input_ids"]
     ids_of = dict(zip(pieces, ids))
+    ids_of[None] = (eos,)
     lookup = ids_of.__getitem__
-    return [list(chain.from_iterable(map(lookup, parts))) for parts in split]
+    return [tuple(chain.from_iterable(map(lookup, parts))) for parts in split]
 
 
 def candidate_sequences(tokenizer, queries: Sequence[str]) -> list[tuple[int, ...]]:
@@ -115,24 +119,30 @@ def candidate_sequences(tokenizer, queries: Sequence[str]) -> list[tuple[int, ..
     queries = list(queries)
     encoded = None
     if len(queries) > _SAMPLE_CHECK:
-        encoded = _tokenize_by_pieces(tokenizer, queries)
+        encoded = _tokenize_by_pieces(tokenizer, queries, eos)
         step = max(1, len(queries) // _SAMPLE_CHECK)
         sample = list(range(0, len(queries), step))[:_SAMPLE_CHECK]
-        whole = _tokenize_whole(tokenizer, [queries[i] for i in sample])
+        whole = _tokenize_whole(tokenizer, [queries[i] for i in sample], eos)
         if any(encoded[i] != ids for i, ids in zip(sample, whole)):
             encoded = None  # this tokenizer merges across spaces: tokenise each query whole
-    if encoded is None:
-        encoded = _tokenize_whole(tokenizer, queries)
-    return [tuple(ids) + (eos,) for ids in encoded]
+    return encoded if encoded is not None else _tokenize_whole(tokenizer, queries, eos)
 
 
 class CandidateIndex:
     """The trie plus the way back from a token sequence to its query (lookup, never parsing)."""
 
     def __init__(self, tokenizer, queries: Sequence[str]):
-        sequences = candidate_sequences(tokenizer, queries)
-        self.trie = TokenTrie(sequences)
-        self._query_of = dict(zip(sequences, queries))
+        # Building allocates a tuple per candidate and token list; the cyclic garbage
+        # collector would walk them all repeatedly (none can form a cycle).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            sequences = candidate_sequences(tokenizer, queries)
+            self.trie = TokenTrie(sequences)
+            self._query_of = dict(zip(sequences, queries))
+        finally:
+            if collecting:
+                gc.enable()
         self.eos_token_id = tokenizer.eos_token_id
 
     def __len__(self) -> int:
