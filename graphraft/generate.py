@@ -49,3 +49,29 @@ class ConstrainedGenerator:
                 seen.add(query)
                 results.append(GeneratedQuery(query, float(score), len(results)))
         return results
+
+
+@torch.no_grad()
+def greedy_batch(model, tokenizer, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
+                 schema_hint: str | None = None) -> list[str | None]:
+    """Greedy constrained decoding of several questions at once (left-padded), one trie each.
+
+    Used for validation during training; a question with no candidates gets None."""
+    indexes = [CandidateIndex(tokenizer, list(dict.fromkeys(c))) if c else None for c in candidate_lists]
+    live = [i for i, index in enumerate(indexes) if index is not None]
+    results: list[str | None] = [None] * len(questions)
+    if not live:
+        return results
+    prompts = [prompt_ids(tokenizer, l1_messages(questions[i], schema_hint)) for i in live]
+    width = max(len(p) for p in prompts)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    tries = [indexes[i].trie for i in live]
+    processor = TrieLogitsProcessor(tries, width, tokenizer.eos_token_id, num_beams=1)
+    output = model.generate(input_ids=input_ids, attention_mask=attention, logits_processor=[processor],
+                            max_new_tokens=max(t.max_length for t in tries), do_sample=False,
+                            eos_token_id=tokenizer.eos_token_id, pad_token_id=pad)
+    for row, i in enumerate(live):
+        results[i] = indexes[i].query_for(output[row, width:].tolist(), pad_token_id=pad)
+    return results

@@ -20,8 +20,9 @@ class Ranked:
         return self.recall == 1.0 and self.precision == 1.0
 
     def to_dict(self) -> dict:
-        return {"cypher": self.stats.cypher, "hops": self.stats.pattern.hops, "hits": self.stats.hits,
-                "total": self.stats.total, "precision": round(self.precision, 4), "recall": round(self.recall, 4)}
+        return {"cypher": self.stats.cypher, "pattern": self.stats.pattern.to_dict(), "hops": self.stats.pattern.hops,
+                "hits": self.stats.hits, "total": self.stats.total, "precision": round(self.precision, 4),
+                "recall": round(self.recall, 4)}
 
 
 def rank(patterns: list[PatternStats], n_answers: int) -> list[Ranked]:
