@@ -246,6 +246,24 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
 app.command("synthesize")(synthesize_command)
 
 
+def train_cli(
+    task: Annotated[str, typer.Argument(help="l1 (question -> Cypher) or l2 (answer selection).")],
+    config: Annotated[Path, typer.Option("--config", help="A YAML file from training/.")],
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
+    epochs: Annotated[Optional[float], typer.Option(help="Override the config's epochs.")] = None,
+    max_train_examples: Annotated[Optional[int], typer.Option(help="Override the training sample size.")] = None,
+    output_dir: Annotated[Optional[Path], typer.Option(help="Override where checkpoints and the adapter go.")] = None,
+) -> None:
+    """Fine-tune L1 or L2 with LoRA (TRL SFTTrainer) on synthesized data; saves an adapter with metadata."""
+    from graphraft.train import train_command
+
+    train_command(task, config, resume=resume, overrides={"epochs": epochs, "max_train_examples": max_train_examples,
+                                                          "output_dir": output_dir})
+
+
+app.command("train")(train_cli)
+
+
 @app.command("ask")
 def ask_cmd(
     ctx: typer.Context,
@@ -256,6 +274,8 @@ def ask_cmd(
     max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest candidate pattern.")] = 3,
     node_budget: Annotated[int, typer.Option(min=1, help="Stop running queries after this many nodes.")] = 100,
     model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
+    l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
+    l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
     show: Annotated[int, typer.Option(help="Answers to print.")] = 10,
 ) -> None:
@@ -267,7 +287,7 @@ def ask_cmd(
 
     if not question.strip():
         raise InvalidInputError("the question is empty")
-    settings = _settings(ctx, base_model=model, extractor=extractor)
+    settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
     engine = GraphRAFT(settings, graph=graph, num_beams=beams, max_hops=max_hops, node_budget=node_budget)
     try:
         answer = engine.ask(question)
@@ -287,7 +307,7 @@ def print_answer(answer, show: int = 10) -> None:
         return
     names = ", ".join(a.name for a in answer.answers[:show])
     more = f" (+{len(answer.answers) - show} more)" if len(answer.answers) > show else ""
-    out.print(f"[bold]Answers:[/] {escape(names)}{more}")
+    out.print(f"[bold]Answers[/] ({answer.selected_by}): {escape(names)}{more}")
     out.print("[bold]Cypher[/] (score order, read-only):")
     for number, query in enumerate(answer.queries, 1):
         status = f"{query.results} results" if query.error is None else f"error: {query.error}"

@@ -69,6 +69,8 @@ class Settings(BaseSettings):
     base_model: str = Field("bundled", description="'bundled' (SmolLM2-135M-Instruct), a folder or a hub id.")
     llm_model: str | None = Field(None, description="Chat model at the OpenAI-compatible endpoint (L0).")
     extractor: Literal["auto", "marked", "lexical", "openai", "local"] = "auto"
+    l1_adapter: Path | None = Field(None, description="Trained L1 adapter folder (python -m graphraft.train l1).")
+    l2_adapter: Path | None = Field(None, description="Trained L2 adapter folder (python -m graphraft.train l2).")
     similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
     max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
 

@@ -19,6 +19,7 @@ from graphraft.errors import InvalidInputError
 from graphraft.generate import ConstrainedGenerator
 from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
+from graphraft.reason import AnswerSelector
 from graphraft.retrieve import execute, textualise
 
 
@@ -46,6 +47,7 @@ class Answer(BaseModel):
     candidates: int = 0
     evidence: str = ""
     message: str | None = None  # why nothing was answered, when nothing was
+    selected_by: str = "query order"  # or "l2"
     timings: dict[str, float] = Field(default_factory=dict)
 
 
@@ -55,10 +57,18 @@ class GraphRAFT:
                  max_hops: int = 3, fanout_cap: int = 500, node_budget: int = 100, evidence_tokens: int = 1_500):
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
-        if model is None or tokenizer is None:
-            from graphraft.models import load_causal_lm
+        from graphraft.adapters import load_adapter
+        from graphraft.models import load_causal_lm
 
+        if model is None or tokenizer is None:
             model, tokenizer = load_causal_lm(self.settings.base_model, self.settings.home)
+        if self.settings.l1_adapter:
+            model = load_adapter(model, self.settings.l1_adapter, "l1", self.settings.base_model)
+        self.reasoner = None
+        if self.settings.l2_adapter:
+            base, _ = load_causal_lm(self.settings.base_model, self.settings.home)
+            self.reasoner = AnswerSelector(load_adapter(base, self.settings.l2_adapter, "l2",
+                                                        self.settings.base_model), tokenizer)
         self.tokenizer = tokenizer
         self.generator = ConstrainedGenerator(model, tokenizer)
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
@@ -110,9 +120,16 @@ class GraphRAFT:
         answer.timings["execute"] = round(time.perf_counter() - clock, 4)
         answer.queries = [QueryInfo(cypher=r.cypher, score=round(r.score, 4), results=len(r.node_ids),
                                     seconds=round(r.seconds, 4), error=r.error) for r in retrieval.runs]
+        order = [node_id for node_id in retrieval.order if node_id in retrieval.nodes]
+        if self.reasoner is not None and order:
+            clock = time.perf_counter()
+            selected = self.reasoner.select(question, answer.evidence, [retrieval.nodes[i] for i in order])
+            answer.timings["reason"] = round(time.perf_counter() - clock, 4)
+            answer.selected_by = "l2" if selected else "query order (L2 named no retrieved node)"
+            order = selected or order
         answer.answers = [AnswerNode(id=node_id, name=retrieval.nodes[node_id]["name"],
                                      labels=retrieval.nodes[node_id]["labels"], rank=rank)
-                          for rank, node_id in enumerate(retrieval.order) if node_id in retrieval.nodes]
+                          for rank, node_id in enumerate(order)]
         answer.timings["total"] = round(sum(answer.timings.values()), 4)
         return answer
 

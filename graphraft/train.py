@@ -1,0 +1,329 @@
+"""Training L1 (question -> Cypher) and L2 (answer selection) with LoRA through TRL's
+SFTTrainer. CPU works with the bundled model; a GPU is faster.
+
+    python -m graphraft.train l1 --config training/l1_cpu.yaml
+    python -m graphraft.train l2 --config training/l2_cpu.yaml
+
+Tokenisation follows DESIGN.md invariant 4: the prompt (chat template up to the assistant's
+turn) and the completion are tokenised separately and concatenated, the completion being
+exactly a trie path (``tokenizer(text, add_special_tokens=False) + [eos]``); the loss is on
+the completion only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from graphraft.adapters import write_metadata
+from graphraft.decoding.trie import candidate_sequences
+from graphraft.errors import InputFileError
+from graphraft.prompts import l1_messages, l2_messages, prompt_ids
+from graphraft.train_config import TrainConfig
+
+_ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
+
+
+# ---------------------------------------------------------------------------------- data
+def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise InputFileError(f"{path}: synthesis output not found (run python -m graphraft.synthesize first)")
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputFileError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+                if row.get("status") == "ok" and row.get("cypher"):
+                    rows.append(row)
+    if not rows:
+        raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
+    return rows
+
+
+def signature(cypher: str) -> str:
+    """A query without its anchor ids: the pattern it follows."""
+    return _ANCHOR_LITERAL.sub("{id: _}", cypher)
+
+
+def canonical_targets(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """qid -> the target query, choosing consistently among tied best queries.
+
+    Queries with as many hits and as few results as the best are equally right by the
+    ranking rule; the one whose pattern is most often among the best across the data set is
+    taken, so that questions of one kind get one kind of query."""
+    def tied(row):
+        return [row["cypher"]] + [a["cypher"] for a in row.get("alternatives", [])
+                                  if a["hits"] == row["hits"] and a["total"] == row["total"]]
+
+    votes = Counter(signature(c) for row in rows for c in tied(row))
+    return {row["qid"]: min(tied(row), key=lambda c: (-votes[signature(c)], c)) for row in rows}
+
+
+def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
+    """``count`` rows with equal shares per hop, chosen by a hash (the same on every run)."""
+    if count is None or count >= len(rows):
+        return list(rows)
+    by_hop: dict[int, list] = defaultdict(list)
+    for row in rows:
+        by_hop[row.get("hops", 0)].append(row)
+    key = lambda row: hashlib.sha1(f"{seed}:{row['qid']}".encode()).hexdigest()  # noqa: E731
+    share, chosen = count // len(by_hop), []
+    for hop in sorted(by_hop):
+        chosen += sorted(by_hop[hop], key=key)[:share]
+    rest = sorted((r for r in rows if r not in chosen), key=key)
+    chosen += rest[: count - len(chosen)]
+    random.Random(seed).shuffle(chosen)
+    return chosen
+
+
+def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str) -> dict[str, list[int]]:
+    prompt = prompt_ids(tokenizer, messages)
+    target = list(candidate_sequences(tokenizer, [completion])[0])
+    return {"input_ids": prompt + target, "completion_mask": [0] * len(prompt) + [1] * len(target)}
+
+
+def schema_hint(store) -> str:
+    schema = store.schema()
+    return "; ".join(str(p) for p in schema.patterns)
+
+
+def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
+    return [tokenize_example(tokenizer, l1_messages(row["question"], hint), targets[row["qid"]]) for row in rows]
+
+
+def l2_target(row: dict[str, Any]) -> str:
+    return "\n".join(row["answers"])
+
+
+def l2_rows(store, rows, config: TrainConfig, tokenizer) -> list[dict[str, Any]]:
+    """Evidence as `ask` builds it: the best query and sampled ranked alternatives, shuffled,
+    run on the read path and textualised; target = the answer names."""
+    from graphraft.generate import GeneratedQuery
+    from graphraft.patterns import Pattern
+    from graphraft.retrieve import execute, textualise
+
+    out = []
+    rng = random.Random(config.seed)
+    for row in rows:
+        ranked = [(row["cypher"], row["pattern"])] + [(a["cypher"], a.get("pattern")) for a in row["alternatives"]]
+        chosen = ranked[: config.l2_queries]
+        rng.shuffle(chosen)
+        patterns = {c: Pattern.from_dict(p) for c, p in chosen if p}
+        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, (c, _) in enumerate(chosen)])
+        names = {a["id"]: a["name"] for a in row["anchors"]}
+        evidence = textualise(retrieval, patterns, names, config.evidence_tokens,
+                              lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+        out.append({"qid": row["qid"], "question": row["question"], "evidence": evidence, "target": l2_target(row)})
+    return out
+
+
+# ---------------------------------------------------------------------------------- models
+def load_base(config: TrainConfig, home: Path):
+    import torch
+
+    from graphraft.models import load_causal_lm, tiny_random_model
+
+    if config.base_model == "tiny-random":
+        return tiny_random_model(home, seed=config.seed)
+    quantization = None
+    if config.load_in_4bit and torch.cuda.is_available():
+        from transformers import BitsAndBytesConfig
+
+        quantization = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                          bnb_4bit_compute_dtype=torch.bfloat16)
+    if quantization is None:
+        return load_causal_lm(config.base_model, home,
+                              dtype=torch.bfloat16 if config.bf16 and torch.cuda.is_available() else None)
+    from transformers import AutoModelForCausalLM
+
+    from graphraft.models import load_tokenizer, resolve_model_path
+
+    model = AutoModelForCausalLM.from_pretrained(resolve_model_path(config.base_model, home),
+                                                 quantization_config=quantization, device_map="auto")
+    return model, load_tokenizer(config.base_model, home)
+
+
+# ---------------------------------------------------------------------------------- validation
+class ExactMatch:
+    """Exact-query match under constrained greedy decoding on validation questions."""
+
+    def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None):
+        from graphraft.enumerate import PatternEnumerator
+        from graphraft.patterns import AnchorRef
+
+        enumerator = PatternEnumerator(store)
+        self.rows, self.targets, self.batch_size, self.hint = rows, targets, batch_size, hint
+        self.candidates = []
+        for row in rows:
+            refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
+            self.candidates.append([p.cypher for p in enumerator.all_patterns(refs, max_hops).patterns])
+
+    def __call__(self, model, tokenizer) -> dict[str, float]:
+        from graphraft.generate import greedy_batch
+
+        was_training = model.training
+        model.eval()
+        hits, by_hop = 0, defaultdict(lambda: [0, 0])
+        for start in range(0, len(self.rows), self.batch_size):
+            batch = self.rows[start:start + self.batch_size]
+            written = greedy_batch(model, tokenizer, [r["question"] for r in batch],
+                                   self.candidates[start:start + self.batch_size], self.hint)
+            for row, query in zip(batch, written):
+                ok = query == self.targets[row["qid"]]
+                hits += ok
+                by_hop[row.get("hops", 0)][0] += ok
+                by_hop[row.get("hops", 0)][1] += 1
+        if was_training:
+            model.train()
+        result = {"exact_match": hits / len(self.rows) if self.rows else 0.0}
+        result.update({f"exact_match_{h}hop": v[0] / v[1] for h, v in sorted(by_hop.items())})
+        return result
+
+
+# ---------------------------------------------------------------------------------- training
+def train(config: TrainConfig, settings, resume: bool = False, progress_callback=None) -> dict[str, Any]:
+    """Train an L1 or L2 adapter as configured; returns the summary also saved beside it."""
+    import torch
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    from graphraft.graph import open_store
+
+    started = time.perf_counter()
+    torch.manual_seed(config.seed)
+    rows = read_synthesis(config.data)
+    train_rows = stable_sample([r for r in rows if r.get("split") != "validation"], config.max_train_examples,
+                               config.seed)
+    val_rows = stable_sample([r for r in rows if r.get("split") == "validation"], config.validation_examples,
+                             config.seed)
+    model, tokenizer = load_base(config, settings.home)
+    store = open_store(settings, config.graph)
+    hint = schema_hint(store) if config.schema_hints else None
+    targets = canonical_targets(rows)
+    if config.task == "l1":
+        train_examples = l1_examples(tokenizer, train_rows, targets, hint)
+        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
+        judge = ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
+    else:
+        train_l2 = l2_rows(store, train_rows, config, tokenizer)
+        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer)
+        train_examples = [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"])
+                          for r in train_l2]
+        val_examples = [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"])
+                        for r in val_l2]
+        judge = None
+    train_examples = [e for e in train_examples if len(e["input_ids"]) <= config.max_length]
+    val_examples = [e for e in val_examples if len(e["input_ids"]) <= config.max_length]
+
+    output_dir = Path(config.output_dir)
+    checkpoints = output_dir / "checkpoints"
+    steps_per_epoch = -(-len(train_examples) // (config.batch_size * config.gradient_accumulation))
+    warmup_steps = int(config.warmup_ratio * steps_per_epoch * config.epochs)
+    on_gpu = torch.cuda.is_available()
+    args = SFTConfig(
+        output_dir=str(checkpoints), num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation,
+        learning_rate=config.learning_rate, warmup_steps=warmup_steps, lr_scheduler_type="linear",
+        logging_steps=config.logging_steps, save_strategy="steps", save_steps=config.save_steps, save_total_limit=2,
+        eval_strategy="epoch", report_to=[], seed=config.seed, bf16=config.bf16 and on_gpu,
+        max_length=config.max_length, completion_only_loss=True, dataset_num_proc=None,
+        dataloader_num_workers=0, use_cpu=not on_gpu, disable_tqdm=True,
+        gradient_checkpointing=False,  # recomputation only costs time at these sizes
+        remove_unused_columns=True,
+    )
+    lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
+                      target_modules=config.lora.target_modules, task_type="CAUSAL_LM")
+    history: list[dict[str, Any]] = []
+
+    class EpochReport(TrainerCallback):
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+            entry = {"epoch": state.epoch, "eval_loss": (metrics or {}).get("eval_loss")}
+            if judge is not None:
+                entry.update(judge(kwargs["model"], tokenizer))
+            history.append(entry)
+            if progress_callback:
+                progress_callback(entry)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if progress_callback and logs and "loss" in logs:
+                progress_callback({"step": state.global_step, "of": state.max_steps, "loss": logs["loss"]})
+
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
+                         eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
+                         peft_config=lora, callbacks=[EpochReport()])
+    has_checkpoint = checkpoints.exists() and any(checkpoints.glob("checkpoint-*"))
+    result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
+    adapter_dir = output_dir / "adapter"
+    trainer.model.save_pretrained(adapter_dir)
+    tokenizer.save_pretrained(adapter_dir)
+    write_metadata(adapter_dir, config.task, config.base_model, schema_hints=config.schema_hints,
+                   graph=config.graph, trained_examples=len(train_examples))
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    summary = {
+        "task": config.task, "base_model": config.base_model, "train_examples": len(train_examples),
+        "validation_questions": len(val_rows), "epochs": config.epochs, "steps": trainer.state.global_step,
+        "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+        "train_runtime_s": round(result.metrics.get("train_runtime", 0.0), 1),
+        "total_s": round(time.perf_counter() - started, 1), "history": history, "adapter": str(adapter_dir),
+        "resumed": bool(resume and has_checkpoint),
+    }
+    (output_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    store.close()
+    return summary
+
+
+# ---------------------------------------------------------------------------------- command line
+def train_command(task: str, config_path: Path, resume: bool = False, overrides: dict | None = None) -> None:
+    from rich.console import Console
+
+    from graphraft.config import load_settings
+
+    console = Console(stderr=True)
+    if task not in ("l1", "l2"):
+        raise InputFileError(f"unknown task {task!r}: choose l1 or l2")
+    config = TrainConfig.from_yaml(config_path, task=task, **(overrides or {}))
+    settings = load_settings(graph=config.graph)
+
+    def report(entry):
+        if "step" in entry:
+            console.print(f"step {entry['step']}/{entry['of']}: loss {entry['loss']:.4f}")
+        else:
+            console.print("epoch " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                                               for k, v in entry.items()))
+
+    summary = train(config, settings, resume=resume, progress_callback=report)
+    loss = (f"loss {summary['first_loss']:.4f} -> {summary['last_loss']:.4f}, "
+            if summary["first_loss"] is not None else "")
+    console.print(f"[bold]{task} trained[/]: {summary['train_examples']:,} examples, {summary['steps']} steps, "
+                  f"{loss}{summary['train_runtime_s']:.0f}s training, {summary['total_s']:.0f}s in all")
+    for entry in summary["history"]:
+        console.print("  " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in entry.items()))
+    console.print(f"adapter: {summary['adapter']}")
+
+
+def main() -> None:
+    import typer
+
+    from graphraft.cli import run_guarded, train_cli
+
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command(help=train_cli.__doc__)(train_cli)
+    run_guarded(app)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Training configuration (TRL style: a config object beside the trainer), read from YAML
+in training/ with command-line overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from graphraft.errors import InputFileError
+
+
+class LoraSettings(BaseModel):
+    r: int = Field(16, gt=0)
+    alpha: int = Field(32, gt=0)
+    dropout: float = Field(0.05, ge=0.0, lt=1.0)
+    target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+class TrainConfig(BaseModel):
+    task: Literal["l1", "l2"]
+    base_model: str = "bundled"  # 'bundled', a folder, a hub id, or 'tiny-random' (tests)
+    data: list[Path]  # synthesis JSONL files
+    output_dir: Path
+    graph: str | None = None  # graph the data was synthesised on (validation, L2 evidence)
+    max_train_examples: int | None = 3000  # a stable sample, equal shares per hop
+    validation_examples: int = 500
+    epochs: float = 1.0
+    batch_size: int = 8
+    gradient_accumulation: int = 1
+    learning_rate: float = 5e-4
+    warmup_ratio: float = 0.03
+    max_length: int = 384
+    schema_hints: bool = False
+    seed: int = 0
+    bf16: bool = False
+    load_in_4bit: bool = False  # QLoRA through bitsandbytes, only when CUDA is present
+    save_steps: int = 100
+    logging_steps: int = 10
+    eval_batch_size: int = 16
+    max_hops: int = 3
+    l2_queries: int = 3  # queries whose results make up one L2 evidence block
+    evidence_tokens: int = 700
+    lora: LoraSettings = LoraSettings()
+
+    @classmethod
+    def from_yaml(cls, path: Path, **overrides) -> TrainConfig:
+        path = Path(path)
+        if not path.is_file():
+            raise InputFileError(f"{path}: training config not found")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise InputFileError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise InputFileError(f"{path}: expected a mapping of settings")
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        for key in ("data",):
+            if key in data:
+                values = data[key] if isinstance(data[key], list) else [data[key]]
+                data[key] = [str(v) for v in values]
+        try:
+            config = cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputFileError(f"{path}: {where}: {first['msg']}") from None
+        return config

@@ -1,0 +1,153 @@
+"""Training with the tiny random model: loss goes down, only the completion is learned,
+adapters reload under the constraint, metadata is checked, --resume continues."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphraft.adapters import check_metadata, load_adapter, write_metadata
+from graphraft.config import load_settings
+from graphraft.decoding.trie import candidate_sequences
+from graphraft.errors import ConfigurationError, InputFileError
+from graphraft.generate import ConstrainedGenerator
+from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.loaders import load_graph
+from graphraft.graph.loaders.demo import demo_files
+from graphraft.graph.loaders.files import read_nodes, read_relationships
+from graphraft.graph.loaders.questions import read_question_file
+from graphraft.prompts import l1_messages, prompt_ids
+from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
+from graphraft.train import canonical_targets, signature, tokenize_example, train
+from graphraft.train_config import TrainConfig
+
+GRAPH = "training-demo"
+
+
+@pytest.fixture(scope="module")
+def demo_rows(server, tmp_path_factory):
+    """The demo graph loaded and synthesised once for these tests."""
+    from graphraft.entities.extract import MarkedMentionExtractor
+    from graphraft.entities.resolve import EntityResolver
+    from graphraft.enumerate import PatternEnumerator
+
+    store = FalkorDBStore(GRAPH, port=server.port)
+    store.clear()
+    nodes_file, rels_file, questions_file = demo_files()
+    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
+    out = tmp_path_factory.mktemp("synthesis") / "demo.jsonl"
+    synthesizer = Synthesizer(MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store),
+                              SynthesisConfig())
+    run_synthesis(synthesizer, read_question_file(questions_file), out, meta={})
+    yield out
+    store.clear()
+
+
+@pytest.fixture
+def settings(graphraft_home, server):
+    return load_settings(home=graphraft_home, falkordb_port=server.port, graph=GRAPH)
+
+
+def config(tmp_path, data, **overrides) -> TrainConfig:
+    values = dict(task="l1", base_model="tiny-random", graph=GRAPH, data=[data], output_dir=tmp_path / "run",
+                  max_train_examples=48, validation_examples=8, epochs=2, batch_size=8, learning_rate=3e-3,
+                  max_length=192, save_steps=3, logging_steps=1, eval_batch_size=8, max_hops=2,
+                  lora={"r": 8, "alpha": 16, "dropout": 0.0})
+    values.update(overrides)
+    return TrainConfig.model_validate(values)
+
+
+def test_completion_only_mask_covers_exactly_the_trie_path(graphraft_home):
+    from graphraft.models import load_tokenizer
+
+    tokenizer = load_tokenizer("bundled", graphraft_home)
+    query = 'MATCH (a:Book {id: "book-x"})-[:WRITTEN_BY]->(t:Author) RETURN DISTINCT t.id AS id'
+    example = tokenize_example(tokenizer, l1_messages("who wrote [X]"), query)
+    prompt = prompt_ids(tokenizer, l1_messages("who wrote [X]"))
+    mask = example["completion_mask"]
+    assert example["input_ids"][: len(prompt)] == prompt and mask[: len(prompt)] == [0] * len(prompt)
+    learned = [t for t, m in zip(example["input_ids"], mask) if m]
+    assert tuple(learned) == candidate_sequences(tokenizer, [query])[0]  # invariant 4
+    assert learned[-1] == tokenizer.eos_token_id and all(mask[len(prompt):])
+
+
+def test_ties_get_one_consistent_target():
+    def row(qid, best, alts):
+        return {"qid": qid, "cypher": best, "hits": 1, "total": 1,
+                "alternatives": [{"cypher": c, "hits": 1, "total": t} for c, t in alts]}
+
+    a = 'MATCH (a:M {id: "%s"})-[:DIRECTED_BY]->(t:P) RETURN DISTINCT t.id AS id'
+    b = 'MATCH (a:M {id: "%s"})-[:WRITTEN_BY]->(t:P) RETURN DISTINCT t.id AS id'
+    rows = [row("1", a % 1, []), row("2", a % 2, []), row("3", b % 3, [(a % 3, 1)]), row("4", b % 4, [(a % 4, 2)])]
+    targets = canonical_targets(rows)
+    assert targets == {"1": a % 1, "2": a % 2, "3": a % 3, "4": b % 4}  # 4's alternative is not tied
+    assert signature(a % 1) == signature(a % 2)
+
+
+def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(tmp_path, demo_rows, settings):
+    summary = train(config(tmp_path, demo_rows), settings)
+    assert summary["steps"] == 12 and summary["last_loss"] < summary["first_loss"]
+    assert [round(h["epoch"]) for h in summary["history"]] == [1, 2]
+    assert all(0.0 <= h["exact_match"] <= 1.0 and h["eval_loss"] > 0 for h in summary["history"])
+    adapter = Path(summary["adapter"])
+    assert check_metadata(adapter, "l1", "tiny-random")["renderer_version"] >= 1
+
+    from graphraft.models import tiny_random_model
+
+    base, tokenizer = tiny_random_model(settings.home, seed=0)
+    model = load_adapter(base, adapter, "l1", "tiny-random")
+    candidates = ['MATCH (a:Book {id: "x"})-[:WRITTEN_BY]->(t:Author) RETURN DISTINCT t.id AS id',
+                  'MATCH (a:Book {id: "x"})-[:HAS_GENRE]->(t:Genre) RETURN DISTINCT t.id AS id']
+    results = ConstrainedGenerator(model, tokenizer).generate("who wrote [x]", candidates, num_beams=2)
+    assert {r.cypher for r in results} <= set(candidates) and results
+    # the adapter changes the model's outputs
+    ids = torch.tensor([prompt_ids(tokenizer, l1_messages("who wrote [x]"))])
+    with torch.no_grad():
+        adapted = model(input_ids=ids).logits
+        with model.disable_adapter():
+            plain = model(input_ids=ids).logits
+    assert not torch.allclose(adapted, plain)
+
+
+def test_a_metadata_mismatch_is_a_clear_error(tmp_path):
+    write_metadata(tmp_path, "l1", "bundled")
+    with pytest.raises(ConfigurationError, match="base_model is 'bundled', expected 'other-model'"):
+        check_metadata(tmp_path, "l1", "other-model")
+    with pytest.raises(ConfigurationError, match="task is 'l1', expected 'l2'"):
+        check_metadata(tmp_path, "l2", "bundled")
+    meta = json.loads((tmp_path / "graphraft_adapter.json").read_text())
+    meta["renderer_version"] = 0
+    (tmp_path / "graphraft_adapter.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigurationError, match="renderer_version is 0"):
+        check_metadata(tmp_path, "l1", "bundled")
+    with pytest.raises(ConfigurationError, match="not a GraphRAFT adapter"):
+        check_metadata(tmp_path / "nowhere", "l1", "bundled")
+
+
+def test_resume_continues_from_a_checkpoint(tmp_path, demo_rows, settings):
+    first = train(config(tmp_path, demo_rows, epochs=1), settings)  # 6 steps, checkpoints at 3 and 6
+    assert first["steps"] == 6 and not first["resumed"]
+    assert (tmp_path / "run" / "checkpoints" / "checkpoint-6").is_dir()
+    second = train(config(tmp_path, demo_rows, epochs=2), settings, resume=True)
+    assert second["resumed"] and second["steps"] == 12
+    # only the steps after the checkpoint were run
+    assert len(second["history"]) == 1 and round(second["history"][0]["epoch"]) == 2
+
+
+def test_l2_trains_on_the_demo_graph(tmp_path, demo_rows, settings):
+    summary = train(config(tmp_path, demo_rows, task="l2", max_train_examples=16, epochs=1, batch_size=4,
+                           max_length=768, evidence_tokens=300), settings)
+    assert summary["steps"] == 4 and summary["last_loss"] < summary["first_loss"]
+    assert check_metadata(Path(summary["adapter"]), "l2", "tiny-random")["task"] == "l2"
+
+
+def test_config_errors_name_the_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: l1\nbatch_size: many\n")
+    with pytest.raises(InputFileError, match="bad.yaml: "):
+        TrainConfig.from_yaml(bad)
+    with pytest.raises(InputFileError, match="training config not found"):
+        TrainConfig.from_yaml(tmp_path / "none.yaml")
