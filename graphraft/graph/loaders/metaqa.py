@@ -112,7 +112,8 @@ def read_questions(root: Path, hops: tuple[int, ...] = HOPS, variant: str = "van
             if split is not None and item_split != split:
                 continue
             yield QAItem(
-                qid=f"metaqa-{hop}hop-{variant}-{number}", question=question.strip(), mention=found.group(1).strip() if found else None,
+                qid=f"metaqa-{hop}hop-{variant}-{number}", question=question.strip(),
+                mention=found.group(1).strip() if found else None,
                 answers=tuple(a.strip() for a in answers.split("|") if a.strip()), hops=hop,
                 qtype=qtypes[number - 1].strip() if number - 1 < len(qtypes) else None,
                 split=item_split, line=number, source=str(qa_path),

@@ -1,0 +1,49 @@
+"""Exact-query match of L1 under constrained greedy decoding on a MetaQA validation sample
+(equal shares of 1/2/3-hop questions; targets as in training, ties chosen consistently).
+
+    python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--no-adapter]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from graphraft.adapters import load_adapter
+from graphraft.config import load_settings
+from graphraft.graph import open_store
+from graphraft.train import ExactMatch, canonical_targets, load_base, read_synthesis, stable_sample
+from graphraft.train_config import TrainConfig
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("training/l1_cpu.yaml"))
+    parser.add_argument("--adapter", type=Path, help="Default: OUTPUT_DIR/adapter from the config.")
+    parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--no-adapter", action="store_true", help="The base model under the constraint.")
+    args = parser.parse_args()
+    config = TrainConfig.from_yaml(args.config)
+    settings = load_settings(graph=config.graph)
+    rows = read_synthesis(config.data)
+    targets = canonical_targets(rows)
+    validation = stable_sample([r for r in rows if r.get("split") == "validation"], args.questions, config.seed)
+    model, tokenizer = load_base(config, settings.home)
+    if not args.no_adapter:
+        model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)
+    with open_store(settings, config.graph) as store:
+        started = time.perf_counter()
+        judge = ExactMatch(store, validation, targets, config.max_hops, config.eval_batch_size)
+        prepared = time.perf_counter() - started
+        result = judge(model, tokenizer)
+    elapsed = time.perf_counter() - started
+    who = "base model" if args.no_adapter else "L1 adapter"
+    print(f"{who}, {len(validation)} validation questions, constrained greedy decoding:")
+    for key, value in result.items():
+        print(f"  {key:<18} {value * 100:6.2f} %")
+    print(f"  {elapsed:.0f}s ({prepared:.0f}s enumerating candidates)")
+
+
+if __name__ == "__main__":
+    main()
