@@ -23,6 +23,7 @@ def main() -> None:
     parser.add_argument("--adapter", type=Path, help="Default: OUTPUT_DIR/adapter from the config.")
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--no-adapter", action="store_true", help="The base model under the constraint.")
+    parser.add_argument("--show-mistakes", type=int, default=0, help="Print this many wrong queries.")
     args = parser.parse_args()
     config = TrainConfig.from_yaml(args.config)
     settings = load_settings(graph=config.graph)
@@ -43,6 +44,8 @@ def main() -> None:
     for key, value in result.items():
         print(f"  {key:<18} {value * 100:6.2f} %")
     print(f"  {elapsed:.0f}s ({prepared:.0f}s enumerating candidates)")
+    for question, target, written in judge.mistakes[: args.show_mistakes]:
+        print(f"- {question}\n    target:  {target}\n    written: {written}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any
 from graphraft.adapters import write_metadata
 from graphraft.decoding.trie import candidate_sequences
 from graphraft.errors import InputFileError
+from graphraft.graph.loaders.files import jsonl_rows
 from graphraft.prompts import l1_messages, l2_messages, prompt_ids
 from graphraft.train_config import TrainConfig
 
@@ -37,16 +38,7 @@ def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
         path = Path(path)
         if not path.is_file():
             raise InputFileError(f"{path}: synthesis output not found (run python -m graphraft.synthesize first)")
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputFileError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
-                if row.get("status") == "ok" and row.get("cypher"):
-                    rows.append(row)
+        rows += [row for _, row in jsonl_rows(path) if row.get("status") == "ok" and row.get("cypher")]
     if not rows:
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
     return rows
@@ -176,12 +168,15 @@ class ExactMatch:
         was_training = model.training
         model.eval()
         hits, by_hop = 0, defaultdict(lambda: [0, 0])
+        self.mistakes = []
         for start in range(0, len(self.rows), self.batch_size):
             batch = self.rows[start:start + self.batch_size]
             written = greedy_batch(model, tokenizer, [r["question"] for r in batch],
                                    self.candidates[start:start + self.batch_size], self.hint)
             for row, query in zip(batch, written):
                 ok = query == self.targets[row["qid"]]
+                if not ok:
+                    self.mistakes.append((row["question"], self.targets[row["qid"]], query))
                 hits += ok
                 by_hop[row.get("hops", 0)][0] += ok
                 by_hop[row.get("hops", 0)][1] += 1

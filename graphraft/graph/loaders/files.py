@@ -68,7 +68,8 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
+def jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-empty line of a JSONL file; errors name file:line."""
     for number, line in enumerate(_open(path), 1):
         if not line.strip():
             continue
@@ -131,7 +132,7 @@ def _open(path: Path):
 def _rows(path: Path, fixed: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
-        return _jsonl_rows(path)
+        return jsonl_rows(path)
     if suffix in (".csv", ".tsv"):
         return _csv_rows(path, fixed)
     raise InputFileError(f"{path}: unknown format; use .csv or .jsonl")
