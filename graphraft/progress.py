@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Iterator, Protocol
 
 
@@ -11,7 +11,7 @@ class ProgressTask(Protocol):
 
 
 class Progress(Protocol):
-    def task(self, description: str, total: int | None) -> "contextmanager[ProgressTask]": ...
+    def task(self, description: str, total: int | None) -> AbstractContextManager[ProgressTask]: ...
 
 
 class _Silent:
