@@ -49,12 +49,8 @@ def load_items(dataset: Dataset | None, questions: Path | None, metaqa_path: Pat
         by_hop: dict[int, list] = {}
         for item in items:
             by_hop.setdefault(item.hops, []).append(item)
-        items = []
-        for group in by_hop.values():
-            group.sort(key=lambda item: hashlib.sha1(item.qid.encode()).hexdigest())
-            items += group[:limit]
-        order = {id(item): i for i, item in enumerate(items)}
-        items.sort(key=lambda item: (item.hops, order[id(item)]))
+        stable = lambda item: hashlib.sha1(item.qid.encode()).hexdigest()  # noqa: E731
+        items = [item for hop in sorted(by_hop) for item in sorted(by_hop[hop], key=stable)[:limit]]
     return items
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -13,6 +10,7 @@ from graphraft.config import load_settings
 from graphraft.embeddings import OpenAIEmbedder, embed_missing_names, make_embedder
 from graphraft.errors import ConfigurationError, EmbeddingError
 
+from local_endpoint import json_endpoint
 from movie_graph import load
 
 
@@ -26,42 +24,26 @@ def _vector(text: str) -> list[float]:
     return [v / norm for v in vec]
 
 
-class EmbeddingServer(BaseHTTPRequestHandler):
-    calls: list[dict] = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        EmbeddingServer.calls.append({"path": self.path, "body": body})
-        if body["model"] == "broken":
-            self.send_response(500)
-            self.end_headers()
-            return
-        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [{"object": "embedding", "index": i, "embedding": _vector(text)} for i, text in enumerate(inputs)]
-        payload = json.dumps({"object": "list", "data": data[::-1], "model": body["model"],
-                              "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
+def embeddings_reply(path, body):
+    """Just enough of the embeddings API; the data comes back in reverse order, as it may."""
+    if body["model"] == "broken":
+        return 500, None
+    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    data = [{"object": "embedding", "index": i, "embedding": _vector(text)} for i, text in enumerate(inputs)]
+    return 200, {"object": "list", "data": data[::-1], "model": body["model"],
+                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}
 
 
 @pytest.fixture
 def endpoint():
-    server = HTTPServer(("127.0.0.1", 0), EmbeddingServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    EmbeddingServer.calls = []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with json_endpoint(embeddings_reply) as (url, calls):
+        yield url, calls
 
 
 def test_openai_embedder_is_selected_by_configuration_and_fills_the_vector_index(endpoint, store, graphraft_home):
+    url, calls = endpoint
     settings = load_settings(home=graphraft_home, embedder="openai", embedding_model="tiny-embed",
-                             openai_base_url=endpoint)
+                             openai_base_url=url)
     embedder = make_embedder(settings)
     assert isinstance(embedder, OpenAIEmbedder) and embedder.dimension == 8
     load(store)
@@ -70,14 +52,15 @@ def test_openai_embedder_is_selected_by_configuration_and_fills_the_vector_index
     best, score = store.nearest_names(_vector("Penny Marshall"), k=1)[0]
     assert best["id"] == "p2" and score == pytest.approx(1.0, abs=1e-4)
     assert all(call["path"] == "/v1/embeddings" and call["body"]["model"] == "tiny-embed"
-               for call in EmbeddingServer.calls)
+               for call in calls)
 
 
 def test_openai_embedder_needs_a_model_and_reports_failures(endpoint, graphraft_home):
+    url, _ = endpoint
     with pytest.raises(ConfigurationError, match="GRAPHRAFT_EMBEDDING_MODEL"):
-        make_embedder(load_settings(home=graphraft_home, embedder="openai", openai_base_url=endpoint))
+        make_embedder(load_settings(home=graphraft_home, embedder="openai", openai_base_url=url))
     with pytest.raises(EmbeddingError, match="embedding endpoint failed \\(broken\\)"):
-        OpenAIEmbedder("broken", endpoint, None)
+        OpenAIEmbedder("broken", url, None)
 
 
 def test_bundled_embedder_normalises_and_ranks_similar_names(embedder):

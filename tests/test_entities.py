@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import pytest
 
 from graphraft.entities.extract import (AutoExtractor, LexicalExtractor, MarkedMentionExtractor,
                                         OpenAIChatExtractor, parse_entity_list)
 from graphraft.entities.resolve import EntityResolver
 
+from local_endpoint import json_endpoint
 from movie_graph import load
 
 
@@ -38,48 +35,32 @@ def test_lexical_from_a_store(store):
     assert [m.text for m in extractor.extract("who directed forrest gump?")] == ["forrest gump"]
 
 
-class ChatServer(BaseHTTPRequestHandler):
-    """Speaks just enough of the chat-completions API; records what it was asked."""
+REPLIES = {"which films did Tom Hanks make with Penny Marshall": '["Tom Hanks", "Penny Marshall", "Big"]'}
 
-    requests: list[dict] = []
-    replies = {"which films did Tom Hanks make with Penny Marshall": '["Tom Hanks", "Penny Marshall", "Big"]'}
 
-    def do_POST(self):  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        ChatServer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        question = body["messages"][-1]["content"]
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": self.replies.get(question, "[]")}}],
-                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+def chat_reply(path, body):
+    """Just enough of the chat-completions API."""
+    content = REPLIES.get(body["messages"][-1]["content"], "[]")
+    return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": content}}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 @pytest.fixture
 def chat_endpoint():
-    server = HTTPServer(("127.0.0.1", 0), ChatServer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    ChatServer.requests = []
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with json_endpoint(chat_reply) as (url, calls):
+        yield url, calls
 
 
 def test_openai_compatible_extractor_sends_the_few_shot_prompt(chat_endpoint):
-    extractor = OpenAIChatExtractor("tiny-chat", base_url=chat_endpoint, api_key="secret")
+    url, calls = chat_endpoint
+    extractor = OpenAIChatExtractor("tiny-chat", base_url=url, api_key="secret")
     mentions = extractor.extract("which films did Tom Hanks make with Penny Marshall")
     # "Big" is not in the question, so it is not a mention
     assert [m.text for m in mentions] == ["Tom Hanks", "Penny Marshall"]
     assert all(m.method == "llm" for m in mentions)
-    (request,) = ChatServer.requests
+    (request,) = calls
     assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer secret"
     messages = request["body"]["messages"]
     assert request["body"]["model"] == "tiny-chat" and request["body"]["temperature"] == 0
@@ -88,12 +69,12 @@ def test_openai_compatible_extractor_sends_the_few_shot_prompt(chat_endpoint):
 
 
 def test_auto_uses_marks_first_then_the_endpoint(chat_endpoint):
-    auto = AutoExtractor(lambda: pytest.fail("lexical not needed"),
-                         OpenAIChatExtractor("tiny-chat", base_url=chat_endpoint))
+    url, calls = chat_endpoint
+    auto = AutoExtractor(lambda: pytest.fail("lexical not needed"), OpenAIChatExtractor("tiny-chat", base_url=url))
     assert [m.method for m in auto.extract("what did [Tom Hanks] act in")] == ["marked"]
-    assert not ChatServer.requests
+    assert not calls
     assert [m.text for m in auto.extract("which films did Tom Hanks make with Penny Marshall")][0] == "Tom Hanks"
-    assert len(ChatServer.requests) == 1
+    assert len(calls) == 1
 
 
 def test_auto_falls_back_to_lexical_without_an_endpoint():
