@@ -1,5 +1,5 @@
 """Exact-query match of L1 under constrained greedy decoding on a MetaQA validation sample
-(equal shares of 1/2/3-hop questions; targets as in training, ties chosen consistently).
+(equal shares of 1/2/3-hop questions; targets as in training: graphraft/targets.py).
 
     python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--no-adapter]
 """
@@ -13,7 +13,8 @@ from pathlib import Path
 from graphraft.adapters import load_adapter
 from graphraft.config import load_settings
 from graphraft.graph import open_store
-from graphraft.train import ExactMatch, canonical_targets, load_base, read_synthesis, stable_sample
+from graphraft.targets import choose_targets
+from graphraft.train import ExactMatch, load_base, read_synthesis, stable_sample
 from graphraft.train_config import TrainConfig
 
 
@@ -28,7 +29,7 @@ def main() -> None:
     config = TrainConfig.from_yaml(args.config)
     settings = load_settings(graph=config.graph)
     rows = read_synthesis(config.data)
-    targets = canonical_targets(rows)
+    targets = choose_targets(rows)
     validation = stable_sample([r for r in rows if r.get("split") == "validation"], args.questions, config.seed)
     model, tokenizer = load_base(config, settings.home)
     if not args.no_adapter:

@@ -41,6 +41,7 @@ class SynthesisConfig:
     min_recall: float = 1.0
     min_precision: float = 0.0
     alternatives: int = 3
+    all_hops: bool = False  # go on past an exact pattern: deeper ties become alternatives
     workers: int = 2
 
     def fingerprint(self) -> dict[str, Any]:
@@ -95,7 +96,7 @@ class Synthesizer:
                         for second in refs[i + 1:]:
                             found.extend(self.enumerator.between(first, second, answer_ids, answer_names))
                 ranked = rank(found.patterns, n_answers)
-                if ranked and ranked[0].perfect:
+                if ranked and ranked[0].perfect and not cfg.all_hops:
                     break
             row.update(enumerated=len(ranked), timeouts=found.timeouts, hubs_skipped=found.hubs_skipped)
             best, alternatives = select(ranked, cfg.min_recall, cfg.min_precision, cfg.alternatives)

@@ -71,6 +71,7 @@ def synthesize_command(
     min_recall: Annotated[float, typer.Option(min=0.0, max=1.0, help="Keep a question only if its best query reaches this recall.")] = 1.0,
     min_precision: Annotated[float, typer.Option(min=0.0, max=1.0, help="... and this precision.")] = 0.0,
     alternatives: Annotated[int, typer.Option(min=0, help="Next-best queries kept per question.")] = 3,
+    all_hops: Annotated[bool, typer.Option("--all-hops", help="Enumerate every hop length even after an exact pattern (deeper ties become alternatives, so targets can follow the question's wording).")] = False,
     workers: Annotated[int, typer.Option(min=1, help="Questions worked on in parallel.")] = 2,
     overwrite: Annotated[bool, typer.Option(help="Start the output again instead of resuming it.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -97,7 +98,7 @@ def synthesize_command(
     name = questions.stem if questions is not None else dataset.value
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
     config = SynthesisConfig(max_hops=max_hops, bridges=bridges, fanout_cap=fanout_cap, timeout_ms=timeout_ms,
-                             min_recall=min_recall, min_precision=min_precision, alternatives=alternatives,
+                             min_recall=min_recall, min_precision=min_precision, alternatives=alternatives, all_hops=all_hops,
                              workers=workers)
     console = Console(stderr=True)
     with open_store(settings, graph_name) as store:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,8 @@ from graphraft.decoding.trie import candidate_sequences
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.files import jsonl_rows
 from graphraft.prompts import l1_messages, l2_messages, prompt_ids
+from graphraft.targets import choose_targets
 from graphraft.train_config import TrainConfig
-
-_ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
 
 
 # ---------------------------------------------------------------------------------- data
@@ -42,25 +40,6 @@ def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
     if not rows:
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
     return rows
-
-
-def signature(cypher: str) -> str:
-    """A query without its anchor ids: the pattern it follows."""
-    return _ANCHOR_LITERAL.sub("{id: _}", cypher)
-
-
-def canonical_targets(rows: list[dict[str, Any]]) -> dict[str, str]:
-    """qid -> the target query, choosing consistently among tied best queries.
-
-    Queries with as many hits and as few results as the best are equally right by the
-    ranking rule; the one whose pattern is most often among the best across the data set is
-    taken, so that questions of one kind get one kind of query."""
-    def tied(row):
-        return [row["cypher"]] + [a["cypher"] for a in row.get("alternatives", [])
-                                  if a["hits"] == row["hits"] and a["total"] == row["total"]]
-
-    votes = Counter(signature(c) for row in rows for c in tied(row))
-    return {row["qid"]: min(tied(row), key=lambda c: (-votes[signature(c)], c)) for row in rows}
 
 
 def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
@@ -208,7 +187,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     model, tokenizer = load_base(config, settings.home)
     store = open_store(settings, config.graph)
     hint = schema_hint(store) if config.schema_hints else None
-    targets = canonical_targets(rows)
+    targets = choose_targets(rows)
     if config.task == "l1":
         train_examples = l1_examples(tokenizer, train_rows, targets, hint)
         val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
@@ -240,8 +219,11 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         gradient_checkpointing=False,  # recomputation only costs time at these sizes
         remove_unused_columns=True,
     )
+    layers = model.config.num_hidden_layers
+    top = min(config.lora.top_layers or layers, layers)
     lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
-                      target_modules=config.lora.target_modules, task_type="CAUSAL_LM")
+                      target_modules=config.lora.target_modules, task_type="CAUSAL_LM",
+                      layers_to_transform=list(range(layers - top, layers)) if top < layers else None)
     history: list[dict[str, Any]] = []
 
     class EpochReport(TrainerCallback):

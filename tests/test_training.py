@@ -21,7 +21,8 @@ from graphraft.graph.loaders.files import read_nodes, read_relationships
 from graphraft.graph.loaders.questions import read_question_file
 from graphraft.prompts import l1_messages, prompt_ids
 from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
-from graphraft.train import canonical_targets, signature, tokenize_example, train
+from graphraft.targets import choose_targets, question_template, signature
+from graphraft.train import tokenize_example, train
 from graphraft.train_config import TrainConfig
 
 GRAPH = "training-demo"
@@ -74,17 +75,27 @@ def test_completion_only_mask_covers_exactly_the_trie_path(graphraft_home):
     assert learned[-1] == tokenizer.eos_token_id and all(mask[len(prompt):])
 
 
-def test_ties_get_one_consistent_target():
-    def row(qid, best, alts):
-        return {"qid": qid, "cypher": best, "hits": 1, "total": 1,
-                "alternatives": [{"cypher": c, "hits": 1, "total": t} for c, t in alts]}
+def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
+    def row(qid, question, best, alts=(), split="train", hits=1):
+        return {"qid": qid, "question": question, "mentions": [qid], "split": split, "cypher": best, "hits": hits,
+                "alternatives": [{"cypher": c, "hits": h} for c, h in alts]}
 
-    a = 'MATCH (a:M {id: "%s"})-[:DIRECTED_BY]->(t:P) RETURN DISTINCT t.id AS id'
-    b = 'MATCH (a:M {id: "%s"})-[:WRITTEN_BY]->(t:P) RETURN DISTINCT t.id AS id'
-    rows = [row("1", a % 1, []), row("2", a % 2, []), row("3", b % 3, [(a % 3, 1)]), row("4", b % 4, [(a % 4, 2)])]
-    targets = canonical_targets(rows)
-    assert targets == {"1": a % 1, "2": a % 2, "3": a % 3, "4": b % 4}  # 4's alternative is not tied
-    assert signature(a % 1) == signature(a % 2)
+    directed = 'MATCH (a:M {id: "%s"})-[:DIRECTED_BY]->(t:P) RETURN DISTINCT t.id AS id'
+    written = 'MATCH (a:M {id: "%s"})-[:WRITTEN_BY]->(t:P) RETURN DISTINCT t.id AS id'
+    rows = [row("A", "who directed [A]", directed % "A"), row("B", "who directed [B]", directed % "B"),
+            # the ranking put WRITTEN_BY first (fewer results), but the wording asks for the director
+            row("C", "who directed [C]", written % "C", [(directed % "C", 1)]),
+            row("D", "who wrote [D]", written % "D", [(directed % "D", 1)]),
+            # an alternative with fewer hits is never a target
+            row("E", "who directed [E]", written % "E", [(directed % "E", 0)], hits=1),
+            # validation rows do not vote: three of them asking for WRITTEN_BY change nothing
+            *[row(f"V{i}", f"who directed [V{i}]", written % f"V{i}", [(directed % f"V{i}", 1)], "validation")
+              for i in range(3)]]
+    targets = choose_targets(rows)
+    assert targets["C"] == directed % "C" and targets["D"] == written % "D" and targets["E"] == written % "E"
+    assert all(targets[f"V{i}"] == directed % f"V{i}" for i in range(3))
+    assert question_template("who directed [Heat 2]", ["Heat 2"]) == "who directed _"
+    assert signature(directed % "A") == signature(directed % "B")
 
 
 def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(tmp_path, demo_rows, settings):
@@ -137,11 +148,18 @@ def test_resume_continues_from_a_checkpoint(tmp_path, demo_rows, settings):
     assert len(second["history"]) == 1 and round(second["history"][0]["epoch"]) == 2
 
 
-def test_l2_trains_on_the_demo_graph(tmp_path, demo_rows, settings):
+def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, demo_rows, settings):
+    from safetensors import safe_open
+
     summary = train(config(tmp_path, demo_rows, task="l2", max_train_examples=16, epochs=1, batch_size=4,
-                           max_length=768, evidence_tokens=300), settings)
+                           max_length=768, evidence_tokens=300,
+                           lora={"r": 8, "alpha": 16, "dropout": 0.0, "top_layers": 1}), settings)
     assert summary["steps"] == 4 and summary["last_loss"] < summary["first_loss"]
-    assert check_metadata(Path(summary["adapter"]), "l2", "tiny-random")["task"] == "l2"
+    adapter = Path(summary["adapter"])
+    assert check_metadata(adapter, "l2", "tiny-random")["task"] == "l2"
+    with safe_open(adapter / "adapter_model.safetensors", "pt") as weights:
+        layers = {key.split(".layers.")[1].split(".")[0] for key in weights.keys()}
+    assert layers == {"1"}  # the tiny model has layers 0 and 1
 
 
 def test_config_errors_name_the_file(tmp_path):

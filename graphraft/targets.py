@@ -1,0 +1,63 @@
+"""Which query a training pair teaches, when several are equally right.
+
+The ranking rule (most answers hit, then fewest results) leaves L1 with noisy labels: a
+question asking "which films did X direct" gets WRITTEN_BY whenever X wrote the same films,
+and similar questions get different kinds of query. A model cannot learn a choice the
+question does not show. So among the queries that hit as many answers as the best, the
+target is the pattern most often right for questions worded the same way (the question with
+its entity mentions masked), learned from the training split only; the ranking rule breaks
+what is left."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+_ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
+_SPACES = re.compile(r"\s+")
+
+
+def signature(cypher: str) -> str:
+    """A query without its anchor ids: the pattern it follows."""
+    return _ANCHOR_LITERAL.sub("{id: _}", cypher)
+
+
+def question_template(question: str, mentions: list[str] | tuple[str, ...] = ()) -> str:
+    """The wording of a question with its entity mentions masked: 'who directed _'."""
+    text = question
+    for mention in sorted(mentions, key=len, reverse=True):
+        if mention:
+            text = text.replace(mention, "_")
+    return _SPACES.sub(" ", text.replace("[", "").replace("]", "")).strip().lower()
+
+
+def equally_right(row: dict[str, Any]) -> list[str]:
+    """The best query and the alternatives hitting as many answers, in ranking order."""
+    return [row["cypher"]] + [a["cypher"] for a in row.get("alternatives", []) if a["hits"] == row["hits"]]
+
+
+class TargetChooser:
+    """Learns, from training rows, which pattern each question wording asks for."""
+
+    def __init__(self, training_rows: list[dict[str, Any]]):
+        self.by_template: dict[str, Counter] = defaultdict(Counter)
+        self.overall: Counter = Counter()
+        for row in training_rows:
+            template = question_template(row["question"], row.get("mentions", ()))
+            for cypher in equally_right(row):
+                self.by_template[template][signature(cypher)] += 1
+                self.overall[signature(cypher)] += 1
+
+    def target(self, row: dict[str, Any]) -> str:
+        votes = self.by_template.get(question_template(row["question"], row.get("mentions", ())), Counter())
+        options = equally_right(row)
+        # a wording never seen in training falls back to what is right most often overall
+        votes = votes or self.overall
+        return min(options, key=lambda c: (-votes[signature(c)], options.index(c)))
+
+
+def choose_targets(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """qid -> target query for every row, learned from the rows not in the validation split."""
+    chooser = TargetChooser([r for r in rows if r.get("split") != "validation"])
+    return {row["qid"]: chooser.target(row) for row in rows}
