@@ -16,6 +16,7 @@ from rich.table import Table
 
 from graphraft.config import Settings, load_settings
 from graphraft.errors import GraphRAFTError, InputFileError, InvalidInputError
+from graphraft.evaluate_cli import eval_command
 from graphraft.synthesize_cli import synthesize_command
 
 app = typer.Typer(help="GraphRAFT: answer questions over a knowledge graph with grounded Cypher.",
@@ -244,6 +245,7 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
 
 
 app.command("synthesize")(synthesize_command)
+app.command("eval")(eval_command)
 
 
 def train_cli(
@@ -301,7 +303,7 @@ def ask_cmd(
         raise typer.Exit(1)
 
 
-def print_answer(answer, show: int = 10) -> None:
+def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> None:
     if answer.message:
         err.print(escape(answer.message))
         return
@@ -315,31 +317,68 @@ def print_answer(answer, show: int = 10) -> None:
     anchors = ", ".join(f"{a['name']} ({a['method']})" for a in answer.anchors)
     out.print(f"[bold]Anchors:[/] {escape(anchors)}; {answer.candidates} candidate queries")
     out.print("[bold]Evidence:[/]")
-    out.print(escape(answer.evidence), highlight=False)
+    lines = answer.evidence.splitlines()
+    shown = lines if evidence_lines is None else lines[:evidence_lines]
+    more = len(lines) - len(shown)
+    out.print(escape("\n".join(shown)) + (f"\n  ... ({more} more lines)" if more else ""), highlight=False)
     timings = ", ".join(f"{k} {v:.2f}s" for k, v in answer.timings.items())
     out.print(f"[bold]Timings:[/] {timings}")
 
 
 # ------------------------------------------------------------------------------ demo
-EXAMPLE_QUERY = ('MATCH (b:Book)-[:WRITTEN_BY]->(a:Author)-[:BORN_IN]->(c:City {name: "Lisbon"}) '
-                 "RETURN b.name AS book, a.name AS author ORDER BY book")
-
-
 @app.command("demo")
-def demo_cmd(ctx: typer.Context) -> None:
-    """The main job on the embedded default: load the demo graph, show its schema, answer a query."""
+def demo_cmd(
+    ctx: typer.Context,
+    outputs: Annotated[Path, typer.Option(help="Where synthesis and training outputs go.")] = Path("outputs"),
+    retrain: Annotated[bool, typer.Option("--retrain", help="Train the adapters again even if done.")] = False,
+) -> None:
+    """The whole story on the shipped demo graph: load it, synthesize training pairs, train L1
+    and L2 briefly on the CPU, and answer three questions with their Cypher and evidence.
+    A second run reuses what the first finished."""
+    from graphraft import demo
     from graphraft.graph import open_store, remember_graph
-    from graphraft.graph.loaders.demo import DEMO_GRAPH
+    from graphraft.pipeline import GraphRAFT
+    from graphraft.progress import RichProgress
+    from graphraft.train import train_command
 
     started = time.perf_counter()
+    paths = demo.DemoPaths(outputs)
+    out.rule("1/4  load the demo graph")
     load_demo(ctx, graph=DEMO_GRAPH, embed=True, replace=False)
-    settings = _settings(ctx)
+    settings = _settings(ctx, graph=DEMO_GRAPH)
     with open_store(settings, DEMO_GRAPH) as store:
         remember_graph(settings, DEMO_GRAPH)
         print_schema(store.description, store.schema())
-        out.print(f"\n[bold]Example query[/] (read-only): {EXAMPLE_QUERY}")
-        print_rows(store.read(EXAMPLE_QUERY))
-    out.print(f"\ndone in {time.perf_counter() - started:.1f}s")
+        out.rule("2/4  synthesize (question, Cypher) training pairs")
+        summary = demo.synthesize(store, settings, paths, progress=RichProgress())
+        out.print(f"{paths.synthesis}: {summary.questions:,} questions, {summary.skipped_done:,} already done, "
+                  f"{summary.written:,} written ({summary.kept:,} of them with a best query)")
+    adapters = {}
+    for step, task in (("3/4", "l1"), ("3/4", "l2")):
+        out.rule(f"{step}  train {task.upper()} " + ("(question -> Cypher)" if task == "l1" else "(answer selection)"))
+        config = demo.training_config(task, paths)
+        adapters[task] = None if retrain else demo.finished_adapter(config)
+        if adapters[task] is not None:
+            out.print(f"reusing {adapters[task]} (trained with these settings; --retrain to train again)")
+            continue
+        result = train_command(task, config=config)
+        adapters[task] = Path(result["adapter"])
+    out.rule("4/4  ask")
+    settings = _settings(ctx, graph=DEMO_GRAPH, l1_adapter=adapters["l1"], l2_adapter=adapters["l2"])
+    engine = GraphRAFT(settings, graph=DEMO_GRAPH)
+    right = 0
+    try:
+        for example in demo.example_questions():
+            out.print(f"\n[bold]Q: {escape(example['question'])}[/]  ({example['hops']}-hop)")
+            answer = engine.ask(example["question"])
+            print_answer(answer, show=10, evidence_lines=8)
+            ok = demo.answered_right(answer, example["answers"])
+            right += ok
+            out.print(("[green]matches[/]" if ok else "[red]differs from[/]")
+                      + f" the expected answer: {escape(', '.join(example['answers']))}")
+    finally:
+        engine.close()
+    out.print(f"\n{right}/3 answered as expected; done in {time.perf_counter() - started:.0f}s")
 
 
 def _quiet_libraries() -> None:

@@ -51,6 +51,36 @@ class ConstrainedGenerator:
         return results
 
 
+class FreeGenerator:
+    """L1 without the constraint (a baseline): beam search over the whole vocabulary; the
+    queries are returned as written, valid or not."""
+
+    def __init__(self, model, tokenizer, schema_hint: str | None = None, max_new_tokens: int = 160):
+        self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
+        self.max_new_tokens = max_new_tokens
+
+    @torch.no_grad()
+    def generate(self, question: str, candidates: Sequence[str] = (), num_beams: int = 5) -> list[GeneratedQuery]:
+        prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
+        input_ids = torch.tensor([prompt])
+        eos = self.tokenizer.eos_token_id
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        output = self.model.generate(
+            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=self.max_new_tokens,
+            num_beams=num_beams, num_return_sequences=num_beams, do_sample=False, eos_token_id=eos,
+            pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
+            **({"length_penalty": 0.0, "early_stopping": True} if num_beams > 1 else {}),
+        )
+        scores = output.sequences_scores.tolist() if num_beams > 1 else [0.0]
+        results, seen = [], set()
+        for sequence, score in zip(output.sequences[:, len(prompt):], scores):
+            query = self.tokenizer.decode(sequence, skip_special_tokens=True).strip()
+            if query and query not in seen:
+                seen.add(query)
+                results.append(GeneratedQuery(query, float(score), len(results)))
+        return results
+
+
 @torch.no_grad()
 def greedy_batch(model, tokenizer, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
                  schema_hint: str | None = None) -> list[str | None]:

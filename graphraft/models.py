@@ -51,6 +51,9 @@ def bundled_model_dir(home: Path) -> Path:
     return target
 
 
+TINY_RANDOM = "tiny-random"
+
+
 def resolve_model_path(name: str, home: Path) -> str:
     if name == BUNDLED:
         return str(bundled_model_dir(home))
@@ -71,7 +74,10 @@ def load_tokenizer(name: str, home: Path):
 
 
 def load_causal_lm(name: str, home: Path, dtype=None):
-    """(model, tokenizer) for a model name: 'bundled', a folder, or a hub id."""
+    """(model, tokenizer) for a model name: 'bundled', a folder, a hub id, or 'tiny-random'
+    (a tiny random model for tests and the notebook's CI run)."""
+    if name == TINY_RANDOM:
+        return tiny_random_model(home)
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging

@@ -40,7 +40,8 @@ class QueryInfo(BaseModel):
 
 class Answer(BaseModel):
     question: str
-    answers: list[AnswerNode] = Field(default_factory=list)
+    answers: list[AnswerNode] = Field(default_factory=list)  # L2's choice, else every retrieved node
+    retrieved: list[AnswerNode] = Field(default_factory=list)  # every retrieved node, in query-score order
     queries: list[QueryInfo] = Field(default_factory=list)
     anchors: list[dict[str, Any]] = Field(default_factory=list)
     mentions: list[str] = Field(default_factory=list)
@@ -121,17 +122,21 @@ class GraphRAFT:
         answer.queries = [QueryInfo(cypher=r.cypher, score=round(r.score, 4), results=len(r.node_ids),
                                     seconds=round(r.seconds, 4), error=r.error) for r in retrieval.runs]
         order = [node_id for node_id in retrieval.order if node_id in retrieval.nodes]
+        answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         if self.reasoner is not None and order:
             clock = time.perf_counter()
             selected = self.reasoner.select(question, answer.evidence, [retrieval.nodes[i] for i in order])
             answer.timings["reason"] = round(time.perf_counter() - clock, 4)
             answer.selected_by = "l2" if selected else "query order (L2 named no retrieved node)"
             order = selected or order
-        answer.answers = [AnswerNode(id=node_id, name=retrieval.nodes[node_id]["name"],
-                                     labels=retrieval.nodes[node_id]["labels"], rank=rank)
-                          for rank, node_id in enumerate(order)]
+        answer.answers = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         answer.timings["total"] = round(sum(answer.timings.values()), 4)
         return answer
+
+    @staticmethod
+    def _node(retrieval, node_id: str, rank: int) -> AnswerNode:
+        node = retrieval.nodes[node_id]
+        return AnswerNode(id=node_id, name=node["name"], labels=node["labels"], rank=rank)
 
     def close(self) -> None:
         self.store.close()

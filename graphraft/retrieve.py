@@ -55,6 +55,8 @@ def execute(store: GraphStore, queries: Sequence[GeneratedQuery], node_budget: i
         except GraphRAFTError as exc:
             run.error = str(exc)
             rows = []
+        if rows and "id" not in rows[0]:  # a query written freely may return anything
+            run.error, rows = "the query returns no `id` column", []
         for row in rows:
             node_id = row["id"]
             run.node_ids.append(node_id)

@@ -48,6 +48,8 @@ class SynthesisConfig:
         """What decides the rows' content (not how fast they are made)."""
         data = asdict(self)
         data.pop("workers")
+        if not data["all_hops"]:
+            data.pop("all_hops")  # the default, as in files written before the option existed
         data["renderer_version"] = RENDERER_VERSION
         return data
 

@@ -104,9 +104,9 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer) -> list[dict[str, Any]]
 def load_base(config: TrainConfig, home: Path):
     import torch
 
-    from graphraft.models import load_causal_lm, tiny_random_model
+    from graphraft.models import TINY_RANDOM, load_causal_lm, tiny_random_model
 
-    if config.base_model == "tiny-random":
+    if config.base_model == TINY_RANDOM:
         return tiny_random_model(home, seed=config.seed)
     quantization = None
     if config.load_in_4bit and torch.cuda.is_available():
@@ -256,7 +256,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
         "train_runtime_s": round(result.metrics.get("train_runtime", 0.0), 1),
         "total_s": round(time.perf_counter() - started, 1), "history": history, "adapter": str(adapter_dir),
-        "resumed": bool(resume and has_checkpoint),
+        "resumed": bool(resume and has_checkpoint), "config_digest": config_digest(config),
     }
     (output_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     store.close()
@@ -264,7 +264,13 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
 
 
 # ---------------------------------------------------------------------------------- command line
-def train_command(task: str, config_path: Path, resume: bool = False, overrides: dict | None = None) -> None:
+def config_digest(config: TrainConfig) -> str:
+    """Identifies the settings an adapter was trained with (to reuse it only when they match)."""
+    return hashlib.sha1(config.model_dump_json().encode()).hexdigest()[:16]
+
+
+def train_command(task: str, config_path: Path | None = None, resume: bool = False, overrides: dict | None = None,
+                  config: TrainConfig | None = None) -> dict[str, Any]:
     from rich.console import Console
 
     from graphraft.config import load_settings
@@ -272,7 +278,8 @@ def train_command(task: str, config_path: Path, resume: bool = False, overrides:
     console = Console(stderr=True)
     if task not in ("l1", "l2"):
         raise InputFileError(f"unknown task {task!r}: choose l1 or l2")
-    config = TrainConfig.from_yaml(config_path, task=task, **(overrides or {}))
+    if config is None:
+        config = TrainConfig.from_yaml(config_path, task=task, **(overrides or {}))
     settings = load_settings(graph=config.graph)
 
     def report(entry):
@@ -290,6 +297,7 @@ def train_command(task: str, config_path: Path, resume: bool = False, overrides:
     for entry in summary["history"]:
         console.print("  " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in entry.items()))
     console.print(f"adapter: {summary['adapter']}")
+    return summary
 
 
 def main() -> None:

@@ -1,0 +1,85 @@
+"""The whole story on the shipped demo graph, as `graphraft demo` (and `make demo`) tells it:
+load -> synthesize training pairs -> train L1 and L2 briefly -> ask three questions.
+
+Each step reuses what an earlier run finished: the load changes nothing the second time,
+synthesis resumes (skips questions done), and an adapter trained with the same settings is
+kept."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphraft.graph.loaders.demo import demo_dir, demo_files
+
+# Three validation questions (never trained on), one per hop, with the answers the QA file gives.
+EXAMPLE_QIDS = ("demo-0005", "demo-0132", "demo-0226")
+
+
+@dataclass
+class DemoPaths:
+    root: Path  # where outputs go (default ./outputs)
+
+    @property
+    def synthesis(self) -> Path:
+        return self.root / "synthesis" / "demo-all.jsonl"
+
+    def training(self, task: str) -> Path:
+        return self.root / "training" / f"{task}-demo"
+
+
+def training_config(task: str, paths: DemoPaths, **overrides):
+    from graphraft.train_config import TrainConfig
+
+    values = {"data": [str(paths.synthesis)], "output_dir": str(paths.training(task)), **overrides}
+    return TrainConfig.from_yaml(demo_dir() / f"train_{task}.yaml", task=task, **values)
+
+
+def finished_adapter(config) -> Path | None:
+    """The adapter an earlier run trained with exactly this config, if there is one."""
+    from graphraft.adapters import check_metadata
+    from graphraft.errors import ConfigurationError
+    from graphraft.train import config_digest
+
+    summary_file = Path(config.output_dir) / "summary.json"
+    if not summary_file.is_file():
+        return None
+    try:
+        summary = json.loads(summary_file.read_text())
+        check_metadata(Path(summary["adapter"]), config.task, config.base_model)
+    except (ValueError, KeyError, ConfigurationError):
+        return None
+    return Path(summary["adapter"]) if summary.get("config_digest") == config_digest(config) else None
+
+
+def synthesize(store, settings, paths: DemoPaths, progress=None):
+    from graphraft.embeddings import make_embedder
+    from graphraft.entities.extract import make_extractor
+    from graphraft.entities.resolve import EntityResolver
+    from graphraft.enumerate import PatternEnumerator
+    from graphraft.graph.loaders.questions import read_question_file
+    from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
+
+    config = SynthesisConfig()
+    resolver = EntityResolver(store, lambda: make_embedder(settings), settings.similarity_floor,
+                              settings.max_candidates)
+    synthesizer = Synthesizer(make_extractor(settings.extractor, store, settings), resolver,
+                              PatternEnumerator(store, config.fanout_cap, config.timeout_ms), config)
+    meta = {"graph": store.description, "extractor": settings.extractor, **config.fingerprint()}
+    paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
+    return run_synthesis(synthesizer, read_question_file(demo_files()[2]), paths.synthesis, meta,
+                         progress=progress)
+
+
+def example_questions() -> list[dict[str, Any]]:
+    rows = {row["qid"]: row for row in map(json.loads, demo_files()[2].read_text().splitlines())}
+    return [rows[qid] for qid in EXAMPLE_QIDS]
+
+
+def answered_right(answer, expected: list[str]) -> bool:
+    from graphraft.text import normalize_name
+
+    return {normalize_name(a.name) for a in answer.answers} == {normalize_name(e) for e in expected}
+

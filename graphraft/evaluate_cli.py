@@ -1,0 +1,84 @@
+"""`graphraft eval`: score GraphRAFT and the baselines on a question set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphraft.errors import ConfigurationError, InputFileError
+from graphraft.synthesize_cli import Dataset, Split, _parse_hops, load_items
+
+
+def eval_command(
+    dataset: Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")] = None,
+    questions: Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")] = None,
+    metaqa_path: Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")] = None,
+    split: Annotated[Split, typer.Option(help="Which part of the deterministic split.")] = Split.validation,
+    hops: Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="At most N questions per hop (a stable sample).")] = None,
+    graph: Annotated[Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")] = None,
+    methods: Annotated[str, typer.Option(help="Comma-separated: graphraft, no-l2, free, vector, base.")] = "graphraft,no-l2,free,vector,base",
+    l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
+    l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
+    beams: Annotated[int, typer.Option(min=1, help="Queries L1 writes (beam width).")] = 5,
+    output: Annotated[Optional[Path], typer.Option(help="Report folder (default outputs/eval/NAME-SPLIT).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Run GraphRAFT and the baselines on the same questions; write report.md, report.json and
+    metrics.png with Hit@1, Hit@5, Recall@20, MRR and P/R/F1 per hop, latency and failures."""
+    from rich.console import Console
+
+    from graphraft.config import load_settings
+    from graphraft.embeddings import make_embedder
+    from graphraft.evaluate import METHODS, evaluate, variants, write_report
+    from graphraft.graph import current_graph
+    from graphraft.models import load_causal_lm
+    from graphraft.pipeline import GraphRAFT
+
+    chosen = [m.strip() for m in methods.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown or not chosen:
+        raise InputFileError(f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}")
+    items = load_items(dataset, questions, metaqa_path, split, _parse_hops(hops), limit)
+    if not items:
+        raise InputFileError("no questions to evaluate (check --split, --hops and the file)")
+    settings = load_settings(base_model=model, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
+    if "graphraft" in chosen and not settings.l2_adapter:
+        raise ConfigurationError("the graphraft method needs an L2 adapter: pass --l2-adapter (or drop it from --methods)")
+    if {"graphraft", "no-l2", "free"} & set(chosen) and not settings.l1_adapter:
+        raise ConfigurationError("graphraft, no-l2 and free need an L1 adapter: pass --l1-adapter")
+    graph_name = graph or (dataset.value if dataset is not None and questions is None else current_graph(settings))
+    name = (questions.stem if questions is not None else dataset.value) + f"-{split.value}"
+    folder = output or Path("outputs") / "eval" / name
+    console = Console(stderr=True)
+    pipeline = GraphRAFT(settings, graph=graph_name, num_beams=beams)
+    try:
+        base_model, tokenizer = load_causal_lm(settings.base_model, settings.home)
+        free, base = variants(pipeline, base_model, tokenizer)
+        embedder = make_embedder(settings) if "vector" in chosen else None
+        if "vector" in chosen and embedder is None:
+            raise ConfigurationError("the vector method needs an embedder (GRAPHRAFT_EMBEDDER=local or openai)")
+
+        def progress(done, total):
+            if done == total or done % 10 == 0:
+                console.print(f"evaluated {done}/{total} questions")
+
+        report = evaluate(items, pipeline, chosen, base_pipeline=base, free_pipeline=free, embedder=embedder,
+                          title=f"{name} on graph {graph_name}", progress=progress)
+    finally:
+        pipeline.close()
+    report.settings = {"graph": graph_name, "split": split.value, "hops": hops or "all", "limit_per_hop": limit,
+                       "beams": beams, "base_model": settings.base_model,
+                       "l1_adapter": str(settings.l1_adapter) if settings.l1_adapter else None,
+                       "l2_adapter": str(settings.l2_adapter) if settings.l2_adapter else None}
+    paths = write_report(report, folder)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    for method, metrics in report.table().items():
+        console.print(f"{method:<10} " + "  ".join(f"{k} {v * 100:5.1f}" for k, v in metrics.items()))
+    console.print(f"report: {paths['markdown']} (plot {paths['plot'].name}, data {paths['json'].name})")

@@ -1,0 +1,88 @@
+"""`graphraft eval` on the embedded database with the tiny random model: every method runs on
+every question, failures are classified, the report and plot are written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphraft.config import load_settings
+from graphraft.embeddings import embed_missing_names
+from graphraft.entities.extract import MarkedMentionExtractor
+from graphraft.evaluate import METHODS, evaluate, variants, write_report
+from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.pipeline import GraphRAFT
+from graphraft.reason import AnswerSelector
+
+from movie_graph import load
+from test_cli import assert_one_line_error, run
+
+
+def item(qid, question, answers, hops=1):
+    return QAItem(qid, question, None, tuple(answers), hops, None, "validation")
+
+
+@pytest.fixture
+def report(store, embedder, graphraft_home, tmp_path):
+    from graphraft.models import tiny_random_model
+
+    load(store)
+    embed_missing_names(store, embedder)
+    model, tokenizer = tiny_random_model(graphraft_home, seed=1)
+    base, _ = tiny_random_model(graphraft_home, seed=2)
+    settings = load_settings(home=graphraft_home, embedder="none")
+    pipeline = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer,
+                         extractor=MarkedMentionExtractor(), num_beams=3)
+    pipeline.reasoner = AnswerSelector(model, tokenizer, max_new_tokens=8)
+    free, base_pipeline = variants(pipeline, base, tokenizer)
+    free.generator.max_new_tokens = 12  # random weights write noise; keep it short
+    items = [item("q1", "which films did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]),
+             item("q2", "who directed the films starring [Tom Hanks]", ["Robert Zemeckis", "Penny Marshall"], 2),
+             item("q3", "who directed [Nobody Knows This Film]", ["Someone"]),
+             item("q4", "Robert Zemeckis", ["Robert Zemeckis"])]  # the vector baseline finds this one first
+    result = evaluate(items, pipeline, METHODS, base_pipeline=base_pipeline, free_pipeline=free,
+                      embedder=embedder, title="movie test")
+    return result, write_report(result, tmp_path / "report")
+
+
+def test_every_method_scores_every_question_and_failures_are_classified(report):
+    result, _ = report
+    assert len(result.outcomes) == 4 * len(METHODS)
+    by = {(o.method, o.qid): o for o in result.outcomes}
+    # an entity the graph does not have: nothing retrieved, scored 0 (kept), and said why
+    for method in ("graphraft", "no-l2", "free", "base"):
+        assert by[(method, "q3")].failure == "no anchor" and by[(method, "q3")].scores.mrr == 0.0
+    assert by[("vector", "q4")].scores.hit_at_1 == 1.0
+    # the constrained methods only write queries that run; every one of q1's candidates returns films
+    assert by[("base", "q1")].failed_queries == 0 and by[("no-l2", "q1")].scores.recall_at_20 > 0
+    # random weights writing freely do not produce a query that runs
+    assert result.failed_query_share("free") == 1.0
+    assert result.failures("free")["query failed to run"] == 3
+    for method in METHODS:
+        if method != "vector":
+            assert sum(result.failures(method).values()) == 4
+        metrics = result.table()[method]
+        assert all(0.0 <= v <= 1.0 for v in metrics.values())
+        assert metrics["hit_at_1"] <= metrics["hit_at_5"]
+
+
+def test_the_report_has_tables_per_hop_latency_and_a_plot(report):
+    result, paths = report
+    data = json.loads(paths["json"].read_text())
+    assert set(data["by_hop"]) == {"1", "2"} and set(data["overall"]) == set(METHODS)
+    assert data["latency_s"]["graphraft"]["p95"] >= data["latency_s"]["graphraft"]["p50"] > 0
+    text = paths["markdown"].read_text()
+    assert "## 1-hop" in text and "## 2-hop" in text and "](metrics.png)" in text
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    questions = [json.loads(line) for line in (paths["json"].parent / "questions.jsonl").read_text().splitlines()]
+    assert len(questions) == len(result.outcomes)
+
+
+def test_eval_command_errors_are_one_line(tmp_path, server):
+    env = {"GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+           "GRAPHRAFT_EMBEDDER": "none"}
+    proc = run(["eval", "--dataset", "demo", "--methods", "graphraft,magic"], env, check_code=2)
+    assert_one_line_error(proc, "unknown magic")
+    proc = run(["eval", "--dataset", "demo", "--methods", "no-l2"], env, check_code=1)
+    assert_one_line_error(proc, "--l1-adapter")
