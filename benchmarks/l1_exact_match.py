@@ -1,7 +1,7 @@
 """Exact-query match of L1 under constrained greedy decoding on a MetaQA validation sample
 (equal shares of 1/2/3-hop questions; targets as in training: graphraft/targets.py).
 
-    python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--no-adapter]
+    python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--beams 5] [--no-adapter]
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ def main() -> None:
     parser.add_argument("--adapter", type=Path, help="Default: OUTPUT_DIR/adapter from the config.")
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--no-adapter", action="store_true", help="The base model under the constraint.")
+    parser.add_argument("--beams", type=int, default=1, help="1: greedy (batched); more: beam search as `ask` "
+                        "runs it (default 5 there), scoring the top beam.")
     parser.add_argument("--show-mistakes", type=int, default=0, help="Print this many wrong queries.")
     args = parser.parse_args()
     config = TrainConfig.from_yaml(args.config)
@@ -36,12 +38,14 @@ def main() -> None:
         model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)
     with open_store(settings, config.graph) as store:
         started = time.perf_counter()
-        judge = ExactMatch(store, validation, targets, config.max_hops, config.eval_batch_size)
+        judge = ExactMatch(store, validation, targets, config.max_hops, config.eval_batch_size,
+                           num_beams=args.beams)
         prepared = time.perf_counter() - started
         result = judge(model, tokenizer)
     elapsed = time.perf_counter() - started
     who = "base model" if args.no_adapter else "L1 adapter"
-    print(f"{who}, {len(validation)} validation questions, constrained greedy decoding:")
+    how = "greedy decoding" if args.beams == 1 else f"beam search ({args.beams} beams), top beam"
+    print(f"{who}, {len(validation)} validation questions, constrained {how}:")
     for key, value in result.items():
         print(f"  {key:<18} {value * 100:6.2f} %")
     print(f"  {elapsed:.0f}s ({prepared:.0f}s enumerating candidates)")

@@ -15,7 +15,7 @@ from typing import Any
 from graphraft.graph.loaders.demo import demo_dir, demo_files
 
 # Three validation questions (never trained on), one per hop, with the answers the QA file gives.
-EXAMPLE_QIDS = ("demo-0005", "demo-0132", "demo-0226")
+EXAMPLE_QIDS = ("questions-84", "questions-169", "questions-229")
 
 
 @dataclass
@@ -74,8 +74,11 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
 
 
 def example_questions() -> list[dict[str, Any]]:
-    rows = {row["qid"]: row for row in map(json.loads, demo_files()[2].read_text().splitlines())}
-    return [rows[qid] for qid in EXAMPLE_QIDS]
+    from graphraft.graph.loaders.questions import read_question_file
+
+    items = {item.qid: item for item in read_question_file(demo_files()[2])}
+    return [{"qid": qid, "question": items[qid].question, "answers": list(items[qid].answers),
+             "hops": items[qid].hops} for qid in EXAMPLE_QIDS]
 
 
 def answered_right(answer, expected: list[str]) -> bool:

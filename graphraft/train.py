@@ -130,28 +130,37 @@ def load_base(config: TrainConfig, home: Path):
 class ExactMatch:
     """Exact-query match under constrained greedy decoding on validation questions."""
 
-    def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None):
+    def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None, num_beams: int = 1):
         from graphraft.enumerate import PatternEnumerator
         from graphraft.patterns import AnchorRef
 
         enumerator = PatternEnumerator(store)
         self.rows, self.targets, self.batch_size, self.hint = rows, targets, batch_size, hint
+        self.num_beams = num_beams  # 1: greedy, batched; more: beam search as `ask` runs it, the top beam
         self.candidates = []
         for row in rows:
             refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
             self.candidates.append([p.cypher for p in enumerator.all_patterns(refs, max_hops).patterns])
 
-    def __call__(self, model, tokenizer) -> dict[str, float]:
-        from graphraft.generate import greedy_batch
+    def _write(self, model, tokenizer, start: int) -> list[str | None]:
+        from graphraft.generate import ConstrainedGenerator, greedy_batch
 
+        batch = self.rows[start:start + self.batch_size]
+        candidates = self.candidates[start:start + self.batch_size]
+        if self.num_beams == 1:
+            return greedy_batch(model, tokenizer, [r["question"] for r in batch], candidates, self.hint)
+        generator = ConstrainedGenerator(model, tokenizer, self.hint)
+        tops = [generator.generate(r["question"], c, self.num_beams) for r, c in zip(batch, candidates)]
+        return [top[0].cypher if top else None for top in tops]
+
+    def __call__(self, model, tokenizer) -> dict[str, float]:
         was_training = model.training
         model.eval()
         hits, by_hop = 0, defaultdict(lambda: [0, 0])
         self.mistakes = []
         for start in range(0, len(self.rows), self.batch_size):
             batch = self.rows[start:start + self.batch_size]
-            written = greedy_batch(model, tokenizer, [r["question"] for r in batch],
-                                   self.candidates[start:start + self.batch_size], self.hint)
+            written = self._write(model, tokenizer, start)
             for row, query in zip(batch, written):
                 ok = query == self.targets[row["qid"]]
                 if not ok:

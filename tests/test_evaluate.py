@@ -10,9 +10,9 @@ import pytest
 from graphraft.config import load_settings
 from graphraft.embeddings import embed_missing_names
 from graphraft.entities.extract import MarkedMentionExtractor
-from graphraft.evaluate import METHODS, evaluate, variants, write_report
+from graphraft.evaluate import METHODS, evaluate, outcome_from_answer, variants, write_report
 from graphraft.graph.loaders.metaqa import QAItem
-from graphraft.pipeline import GraphRAFT
+from graphraft.pipeline import Answer, AnswerNode, GraphRAFT
 from graphraft.reason import AnswerSelector
 
 from movie_graph import load
@@ -54,17 +54,35 @@ def test_every_method_scores_every_question_and_failures_are_classified(report):
     for method in ("graphraft", "no-l2", "free", "base"):
         assert by[(method, "q3")].failure == "no anchor" and by[(method, "q3")].scores.mrr == 0.0
     assert by[("vector", "q4")].scores.hit_at_1 == 1.0
-    # the constrained methods only write queries that run; every one of q1's candidates returns films
-    assert by[("base", "q1")].failed_queries == 0 and by[("no-l2", "q1")].scores.recall_at_20 > 0
+    # the constrained methods only write queries that run (three beams, three queries)
+    for method in ("base", "no-l2"):
+        assert by[(method, "q1")].queries == 3 and by[(method, "q1")].failed_queries == 0
     # random weights writing freely do not produce a query that runs
     assert result.failed_query_share("free") == 1.0
-    assert result.failures("free")["query failed to run"] == 3
+    assert by[("free", "q1")].failure == by[("free", "q2")].failure == "query failed to run"
     for method in METHODS:
         if method != "vector":
             assert sum(result.failures(method).values()) == 4
         metrics = result.table()[method]
         assert all(0.0 <= v <= 1.0 for v in metrics.values())
         assert metrics["hit_at_1"] <= metrics["hit_at_5"]
+
+
+def test_l2_picks_come_first_in_the_ranking_and_make_the_answer_set():
+    def node(i, name):
+        return AnswerNode(id=i, name=name, labels=["Person"], rank=0)
+
+    retrieved = [node("a", "Ann"), node("b", "Bob"), node("c", "Cy")]
+    answer = Answer(question="q", answers=[node("b", "Bob")], retrieved=retrieved, anchors=[{"id": "x"}],
+                    candidates=5)
+    gold = item("q", "who [x]", ["bob"])  # compared by normalised name
+    with_l2 = outcome_from_answer(gold, "graphraft", answer, 1.0, use_selection=True)
+    without = outcome_from_answer(gold, "no-l2", answer, 1.0, use_selection=False)
+    assert (with_l2.scores.hit_at_1, with_l2.scores.mrr, with_l2.scores.precision) == (1.0, 1.0, 1.0)
+    assert (without.scores.hit_at_1, without.scores.mrr, without.scores.precision) == (0.0, 0.5, 1 / 3)
+    assert without.failure == "right query, wrong answer ranking" and with_l2.failure == "correct"
+    nothing = Answer(question="q", anchors=[{"id": "x"}], candidates=5)
+    assert outcome_from_answer(gold, "no-l2", nothing, 1.0, False).failure == "wrong query chosen"
 
 
 def test_the_report_has_tables_per_hop_latency_and_a_plot(report):
