@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -337,6 +338,7 @@ def demo_cmd(
     A second run reuses what the first finished."""
     from graphraft import demo
     from graphraft.graph import open_store, remember_graph
+    from graphraft.graph.loaders.demo import DEMO_GRAPH
     from graphraft.pipeline import GraphRAFT
     from graphraft.progress import RichProgress
     from graphraft.train import train_command
@@ -386,6 +388,10 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    # deprecation notices about the libraries' own internals are not the user's to act on
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"(transformers|trl|peft|torch)\.")
 
 
 def run_guarded(application) -> None:
