@@ -67,6 +67,10 @@ class GraphRAFT:
             model = load_adapter(model, self.settings.l1_adapter, "l1", self.settings.base_model)
         self.reasoner = None
         if self.settings.l2_adapter:
+            from graphraft.adapters import read_metadata
+
+            # L2 reads evidence best within the budget it was trained with
+            evidence_tokens = read_metadata(self.settings.l2_adapter).get("evidence_tokens", evidence_tokens)
             base, _ = load_causal_lm(self.settings.base_model, self.settings.home)
             self.reasoner = AnswerSelector(load_adapter(base, self.settings.l2_adapter, "l2",
                                                         self.settings.base_model), tokenizer)

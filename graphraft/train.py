@@ -79,19 +79,26 @@ def l2_target(row: dict[str, Any]) -> str:
 
 
 def l2_rows(store, rows, config: TrainConfig, tokenizer) -> list[dict[str, Any]]:
-    """Evidence as `ask` builds it: the best query and sampled ranked alternatives, shuffled,
-    run on the read path and textualised; target = the answer names."""
+    """Evidence as `ask` builds it: the best query among ``l2_queries`` sampled from the queries
+    around the question's anchors (the paper's "queries sampled from the ranked candidates"),
+    shuffled, run on the read path and textualised; target = the answer names. The other
+    queries are distractors: L2 must find, from the question, which pattern holds the answers."""
+    from graphraft.enumerate import PatternEnumerator
     from graphraft.generate import GeneratedQuery
-    from graphraft.patterns import Pattern
+    from graphraft.patterns import AnchorRef, Pattern
     from graphraft.retrieve import execute, textualise
 
+    enumerator = PatternEnumerator(store)
     out = []
     rng = random.Random(config.seed)
     for row in rows:
-        ranked = [(row["cypher"], row["pattern"])] + [(a["cypher"], a.get("pattern")) for a in row["alternatives"]]
-        chosen = ranked[: config.l2_queries]
+        best = (row["cypher"], Pattern.from_dict(row["pattern"]))
+        refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
+        others = [(p.cypher, p.pattern) for p in enumerator.all_patterns(refs, config.max_hops).patterns
+                  if p.cypher != best[0]]
+        chosen = [best] + rng.sample(others, min(len(others), config.l2_queries - 1))
         rng.shuffle(chosen)
-        patterns = {c: Pattern.from_dict(p) for c, p in chosen if p}
+        patterns = dict(chosen)
         retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, (c, _) in enumerate(chosen)])
         names = {a["id"]: a["name"] for a in row["anchors"]}
         evidence = textualise(retrieval, patterns, names, config.evidence_tokens,
@@ -257,7 +264,9 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     trainer.model.save_pretrained(adapter_dir)
     tokenizer.save_pretrained(adapter_dir)
     write_metadata(adapter_dir, config.task, config.base_model, schema_hints=config.schema_hints,
-                   graph=config.graph, trained_examples=len(train_examples))
+                   graph=config.graph, trained_examples=len(train_examples),
+                   **({"evidence_tokens": config.evidence_tokens, "queries": config.l2_queries}
+                      if config.task == "l2" else {}))
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
         "task": config.task, "base_model": config.base_model, "train_examples": len(train_examples),
