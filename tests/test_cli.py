@@ -138,7 +138,7 @@ def test_commands_start_the_embedded_database_when_none_is_configured(tmp_path):
 
 
 @pytest.mark.parametrize("command", [[], ["db"], ["load"], ["load", "metaqa"], ["load", "files"], ["schema"],
-                                     ["query"], ["demo"], ["embed"]])
+                                     ["query"], ["demo"], ["embed"], ["eval"]])
 def test_every_command_has_help(command):
     proc = subprocess.run([sys.executable, "-m", "graphraft", *command, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Usage:" in proc.stdout
