@@ -356,8 +356,8 @@ def demo_cmd(
         out.print(f"{paths.synthesis}: {summary.questions:,} questions, {summary.skipped_done:,} already done, "
                   f"{summary.written:,} written ({summary.kept:,} of them with a best query)")
     adapters = {}
-    for step, task in (("3/4", "l1"), ("3/4", "l2")):
-        out.rule(f"{step}  train {task.upper()} " + ("(question -> Cypher)" if task == "l1" else "(answer selection)"))
+    for task in ("l1", "l2"):
+        out.rule(f"3/4  train {task.upper()} " + ("(question -> Cypher)" if task == "l1" else "(answer selection)"))
         config = demo.training_config(task, paths)
         adapters[task] = None if retrain else demo.finished_adapter(config)
         if adapters[task] is not None:

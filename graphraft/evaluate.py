@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +151,8 @@ def evaluate(items: Sequence, pipeline, methods: Sequence[str] = METHODS, base_p
              free_pipeline=None, embedder=None, title: str = "evaluation",
              progress: Callable[[int, int], None] | None = None) -> EvalReport:
     """Run every method on every question. ``pipeline`` is the trained GraphRAFT (its L2 is
-    used for 'graphraft' when it has one); the others are built from it when not given."""
+    used for 'graphraft'); 'free' and 'base' need the pipelines `variants` builds, 'vector'
+    an embedder."""
     report = EvalReport(title, len(items), list(methods))
     for number, item in enumerate(items, 1):
         if "graphraft" in methods or "no-l2" in methods:
@@ -257,11 +258,3 @@ def plot(report: EvalReport, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def hops_summary(report: EvalReport) -> dict[int, int]:
-    counts: dict[int, int] = defaultdict(int)
-    for o in report.outcomes:
-        if o.method == report.methods[0]:
-            counts[o.hops] += 1
-    return dict(counts)

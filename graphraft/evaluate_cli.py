@@ -9,17 +9,30 @@ from typing import Annotated, Optional
 import typer
 
 from graphraft.errors import ConfigurationError, InputFileError
-from graphraft.synthesize_cli import Dataset, Split, _parse_hops, load_items
+from graphraft.synthesize_cli import (
+    DatasetOption,
+    GraphOption,
+    HopsOption,
+    LimitOption,
+    MetaqaPathOption,
+    QuestionsOption,
+    Split,
+    SplitOption,
+    _parse_hops,
+    graph_for,
+    load_items,
+    question_set_name,
+)
 
 
 def eval_command(
-    dataset: Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")] = None,
-    questions: Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")] = None,
-    metaqa_path: Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")] = None,
-    split: Annotated[Split, typer.Option(help="Which part of the deterministic split.")] = Split.validation,
-    hops: Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")] = None,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="At most N questions per hop (a stable sample).")] = None,
-    graph: Annotated[Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")] = None,
+    dataset: DatasetOption = None,
+    questions: QuestionsOption = None,
+    metaqa_path: MetaqaPathOption = None,
+    split: SplitOption = Split.validation,
+    hops: HopsOption = None,
+    limit: LimitOption = None,
+    graph: GraphOption = None,
     methods: Annotated[str, typer.Option(help="Comma-separated: graphraft, no-l2, free, vector, base.")] = "graphraft,no-l2,free,vector,base",
     l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
     l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
@@ -35,7 +48,6 @@ def eval_command(
     from graphraft.config import load_settings
     from graphraft.embeddings import make_embedder
     from graphraft.evaluate import METHODS, evaluate, variants, write_report
-    from graphraft.graph import current_graph
     from graphraft.models import load_causal_lm
     from graphraft.pipeline import GraphRAFT
 
@@ -51,8 +63,8 @@ def eval_command(
         raise ConfigurationError("the graphraft method needs an L2 adapter: pass --l2-adapter (or drop it from --methods)")
     if {"graphraft", "no-l2", "free"} & set(chosen) and not settings.l1_adapter:
         raise ConfigurationError("graphraft, no-l2 and free need an L1 adapter: pass --l1-adapter")
-    graph_name = graph or (dataset.value if dataset is not None and questions is None else current_graph(settings))
-    name = (questions.stem if questions is not None else dataset.value) + f"-{split.value}"
+    graph_name = graph_for(graph, dataset, questions, settings)
+    name = f"{question_set_name(dataset, questions)}-{split.value}"
     folder = output or Path("outputs") / "eval" / name
     console = Console(stderr=True)
     pipeline = GraphRAFT(settings, graph=graph_name, num_beams=beams)

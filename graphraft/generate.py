@@ -19,6 +19,31 @@ class GeneratedQuery:
     rank: int
 
 
+def _beam_search(model, tokenizer, prompt: list[int], beams: int, max_new_tokens: int, eos_token_id: int,
+                 processors=()) -> list[tuple[list[int], float]]:
+    """(generated token ids, sequence score) for each returned beam, best first."""
+    input_ids = torch.tensor([prompt])
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_token_id
+    output = model.generate(
+        input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=list(processors),
+        max_new_tokens=max_new_tokens, num_beams=beams, num_return_sequences=beams, do_sample=False,
+        eos_token_id=eos_token_id, pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
+        **({"length_penalty": 0.0, "early_stopping": True} if beams > 1 else {}),
+    )
+    scores = output.sequences_scores.tolist() if beams > 1 else [0.0]
+    return list(zip(output.sequences[:, len(prompt):].tolist(), scores))
+
+
+def _unique(queries) -> list[GeneratedQuery]:
+    """Distinct non-empty queries in beam order, ranked from 0."""
+    results, seen = [], set()
+    for query, score in queries:
+        if query and query not in seen:
+            seen.add(query)
+            results.append(GeneratedQuery(query, float(score), len(results)))
+    return results
+
+
 class ConstrainedGenerator:
     """Beam search (or greedy, ``num_beams=1``) that can only write candidate queries."""
 
@@ -32,23 +57,12 @@ class ConstrainedGenerator:
         index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
         beams = max(1, min(num_beams, len(index)))
         prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
-        input_ids = torch.tensor([prompt])
         processor = TrieLogitsProcessor(index.trie, len(prompt), index.eos_token_id, num_beams=beams)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
-        output = self.model.generate(
-            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=[processor],
-            max_new_tokens=index.trie.max_length, num_beams=beams, num_return_sequences=beams, do_sample=False,
-            eos_token_id=index.eos_token_id, pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
-            **({"length_penalty": 0.0, "early_stopping": True} if beams > 1 else {}),
-        )
-        scores = output.sequences_scores.tolist() if beams > 1 else [0.0]
-        results, seen = [], set()
-        for sequence, score in zip(output.sequences[:, len(prompt):].tolist(), scores):
-            query = index.query_for(sequence, pad_token_id=pad)
-            if query is not None and query not in seen:  # fail-closed: anything else is dropped
-                seen.add(query)
-                results.append(GeneratedQuery(query, float(score), len(results)))
-        return results
+        found = _beam_search(self.model, self.tokenizer, prompt, beams, index.trie.max_length,
+                             index.eos_token_id, [processor])
+        # fail-closed: a sequence that is not a candidate maps to None and is dropped
+        return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
 
 
 class FreeGenerator:
@@ -62,23 +76,10 @@ class FreeGenerator:
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str] = (), num_beams: int = 5) -> list[GeneratedQuery]:
         prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
-        input_ids = torch.tensor([prompt])
-        eos = self.tokenizer.eos_token_id
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
-        output = self.model.generate(
-            input_ids=input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=self.max_new_tokens,
-            num_beams=num_beams, num_return_sequences=num_beams, do_sample=False, eos_token_id=eos,
-            pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
-            **({"length_penalty": 0.0, "early_stopping": True} if num_beams > 1 else {}),
-        )
-        scores = output.sequences_scores.tolist() if num_beams > 1 else [0.0]
-        results, seen = [], set()
-        for sequence, score in zip(output.sequences[:, len(prompt):], scores):
-            query = self.tokenizer.decode(sequence, skip_special_tokens=True).strip()
-            if query and query not in seen:
-                seen.add(query)
-                results.append(GeneratedQuery(query, float(score), len(results)))
-        return results
+        found = _beam_search(self.model, self.tokenizer, prompt, num_beams, self.max_new_tokens,
+                             self.tokenizer.eos_token_id)
+        return _unique((self.tokenizer.decode(sequence, skip_special_tokens=True).strip(), score)
+                       for sequence, score in found)
 
 
 @torch.no_grad()

@@ -24,6 +24,27 @@ class Split(str, Enum):
     all = "all"
 
 
+# The question-set options `synthesize` and `eval` share.
+DatasetOption = Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")]
+QuestionsOption = Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")]
+MetaqaPathOption = Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")]
+SplitOption = Annotated[Split, typer.Option(help="Which part of the deterministic split.")]
+HopsOption = Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")]
+LimitOption = Annotated[Optional[int], typer.Option(min=1, help="At most N questions per hop (a stable sample).")]
+GraphOption = Annotated[Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")]
+
+
+def question_set_name(dataset: Dataset | None, questions: Path | None) -> str:
+    return questions.stem if questions is not None else dataset.value
+
+
+def graph_for(graph: str | None, dataset: Dataset | None, questions: Path | None, settings) -> str:
+    """--graph, else the dataset's own graph, else the graph loaded last."""
+    from graphraft.graph import current_graph
+
+    return graph or (dataset.value if dataset is not None and questions is None else current_graph(settings))
+
+
 def load_items(dataset: Dataset | None, questions: Path | None, metaqa_path: Path | None, split: Split,
                hops: list[int] | None, limit: int | None):
     """The questions to work on, filtered by split and hops; ``limit`` per hop, a stable sample."""
@@ -55,13 +76,13 @@ def load_items(dataset: Dataset | None, questions: Path | None, metaqa_path: Pat
 
 
 def synthesize_command(
-    dataset: Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")] = None,
-    questions: Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")] = None,
-    metaqa_path: Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")] = None,
-    split: Annotated[Split, typer.Option(help="Which part of the deterministic split.")] = Split.all,
-    hops: Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="At most N questions per hop (a stable sample).")] = None,
-    graph: Annotated[Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")] = None,
+    dataset: DatasetOption = None,
+    questions: QuestionsOption = None,
+    metaqa_path: MetaqaPathOption = None,
+    split: SplitOption = Split.all,
+    hops: HopsOption = None,
+    limit: LimitOption = None,
+    graph: GraphOption = None,
     output: Annotated[Optional[Path], typer.Option(help="JSONL to append to (default outputs/synthesis/NAME-SPLIT.jsonl).")] = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
     max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest pattern to enumerate.")] = 3,
@@ -87,15 +108,15 @@ def synthesize_command(
     from graphraft.entities.extract import make_extractor
     from graphraft.entities.resolve import EntityResolver
     from graphraft.enumerate import PatternEnumerator
-    from graphraft.graph import current_graph, open_store
+    from graphraft.graph import open_store
     from graphraft.progress import RichProgress
     from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
 
     hop_list = _parse_hops(hops)
     items = load_items(dataset, questions, metaqa_path, split, hop_list, limit)
     settings = load_settings(extractor=extractor)
-    graph_name = graph or (dataset.value if dataset is not None and questions is None else current_graph(settings))
-    name = questions.stem if questions is not None else dataset.value
+    graph_name = graph_for(graph, dataset, questions, settings)
+    name = question_set_name(dataset, questions)
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
     config = SynthesisConfig(max_hops=max_hops, bridges=bridges, fanout_cap=fanout_cap, timeout_ms=timeout_ms,
                              min_recall=min_recall, min_precision=min_precision, alternatives=alternatives, all_hops=all_hops,
