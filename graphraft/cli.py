@@ -355,16 +355,19 @@ def demo_cmd(
         summary = demo.synthesize(store, settings, paths, progress=RichProgress())
         out.print(f"{paths.synthesis}: {summary.questions:,} questions, {summary.skipped_done:,} already done, "
                   f"{summary.written:,} written ({summary.kept:,} of them with a best query)")
-    adapters = {}
+    retrain = retrain or summary.written > 0  # new training pairs: the adapters are out of date
+    adapters: dict[str, Path | None] = {}
     for task in ("l1", "l2"):
         out.rule(f"3/4  train {task.upper()} " + ("(question -> Cypher)" if task == "l1" else "(answer selection)"))
-        config = demo.training_config(task, paths)
+        # L2 learns from evidence that opens with L1's query, so a new L1 means a new L2
+        config = demo.training_config(task, paths, **({"l1_adapter": adapters["l1"]} if task == "l2" else {}))
         adapters[task] = None if retrain else demo.finished_adapter(config)
         if adapters[task] is not None:
             out.print(f"reusing {adapters[task]} (trained with these settings; --retrain to train again)")
             continue
         result = train_command(task, config=config)
         adapters[task] = Path(result["adapter"])
+        retrain = True  # what follows a newly trained adapter is trained again
     out.rule("4/4  ask")
     settings = _settings(ctx, graph=DEMO_GRAPH, l1_adapter=adapters["l1"], l2_adapter=adapters["l2"])
     engine = GraphRAFT(settings, graph=DEMO_GRAPH)

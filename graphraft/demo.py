@@ -62,15 +62,20 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
     from graphraft.graph.loaders.questions import read_question_file
     from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
 
-    config = SynthesisConfig()
+    # all hop lengths: where a shorter query happens to return a longer question's answers, the
+    # longer one stays an alternative, so targets follow the wording (graphraft/targets.py)
+    config = SynthesisConfig(all_hops=True, alternatives=8)
     resolver = EntityResolver(store, lambda: make_embedder(settings), settings.similarity_floor,
                               settings.max_candidates)
     synthesizer = Synthesizer(make_extractor(settings.extractor, store, settings), resolver,
                               PatternEnumerator(store, config.fanout_cap, config.timeout_ms), config)
-    meta = {"graph": store.description, "extractor": settings.extractor, **config.fingerprint()}
+    meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
     paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
+    # the demo owns its file: one made with other settings (an older release) is made again
+    meta_file = paths.synthesis.with_name(paths.synthesis.name + ".meta.json")
+    stale = meta_file.is_file() and json.loads(meta_file.read_text()) != meta
     return run_synthesis(synthesizer, read_question_file(demo_files()[2]), paths.synthesis, meta,
-                         progress=progress)
+                         overwrite=stale, progress=progress)
 
 
 def example_questions() -> list[dict[str, Any]]:

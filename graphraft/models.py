@@ -67,6 +67,8 @@ def resolve_model_path(name: str, home: Path) -> str:
 def load_tokenizer(name: str, home: Path):
     from transformers import AutoTokenizer
 
+    if name == TINY_RANDOM:
+        name = BUNDLED  # the tiny model is built around the bundled tokenizer
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(name, home))
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

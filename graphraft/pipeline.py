@@ -66,11 +66,14 @@ class GraphRAFT:
         if self.settings.l1_adapter:
             model = load_adapter(model, self.settings.l1_adapter, "l1", self.settings.base_model)
         self.reasoner = None
+        self.evidence_details, self.evidence_patterns = 240, None
         if self.settings.l2_adapter:
             from graphraft.adapters import read_metadata
 
-            # L2 reads evidence best within the budget it was trained with
-            evidence_tokens = read_metadata(self.settings.l2_adapter).get("evidence_tokens", evidence_tokens)
+            # L2 reads evidence best as it was trained: budget, details, number of patterns
+            trained = read_metadata(self.settings.l2_adapter)
+            evidence_tokens = trained.get("evidence_tokens", evidence_tokens)
+            self.evidence_details, self.evidence_patterns = trained.get("evidence_details", 240), trained.get("queries")
             base, _ = load_causal_lm(self.settings.base_model, self.settings.home)
             self.reasoner = AnswerSelector(load_adapter(base, self.settings.l2_adapter, "l2",
                                                         self.settings.base_model), tokenizer)
@@ -121,7 +124,8 @@ class GraphRAFT:
         retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms)
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(retrieval, patterns, anchor_names, self.evidence_tokens,
-                                     lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]))
+                                     lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]),
+                                     self.evidence_details, self.evidence_patterns)
         answer.timings["execute"] = round(time.perf_counter() - clock, 4)
         answer.queries = [QueryInfo(cypher=r.cypher, score=round(r.score, 4), results=len(r.node_ids),
                                     seconds=round(r.seconds, 4), error=r.error) for r in retrieval.runs]

@@ -91,13 +91,15 @@ def describe_pattern(pattern: Pattern, anchor_names: dict[str, str]) -> str:
 
 def textualise(retrieval: Retrieval, patterns: dict[str, Pattern], anchor_names: dict[str, str],
                token_budget: int = 1_500, count_tokens: Callable[[str], int] | None = None,
-               detail_chars: int = 240) -> str:
-    """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent."""
+               detail_chars: int = 240, max_patterns: int | None = None) -> str:
+    """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent.
+
+    ``detail_chars`` 0 leaves the details out; ``max_patterns`` keeps the first runs only."""
     count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
     lines: list[str] = []
     used = 0
     shown: set[str] = set()
-    for number, run in enumerate(retrieval.runs, 1):
+    for number, run in enumerate(retrieval.runs[:max_patterns], 1):
         pattern = patterns.get(run.cypher)
         header = f"Pattern {number}: " + (describe_pattern(pattern, anchor_names) if pattern else run.cypher)
         block = [header]
@@ -109,7 +111,7 @@ def textualise(retrieval: Retrieval, patterns: dict[str, Pattern], anchor_names:
             if node_id in shown:
                 block.append(f"- {node['name']} ({labels})")
                 continue
-            details = "; ".join(f"{k}: {v}" for k, v in sorted(node["properties"].items()))
+            details = "; ".join(f"{k}: {v}" for k, v in sorted(node["properties"].items())) if detail_chars else ""
             if len(details) > detail_chars:
                 details = details[: detail_chars - 3] + "..."
             block.append(f"- {node['name']} ({labels})" + (f": {details}" if details else ""))

@@ -129,7 +129,7 @@ def synthesize_command(
                                   settings.max_candidates)
         synthesizer = Synthesizer(make_extractor(settings.extractor, store, settings), resolver,
                                   PatternEnumerator(store, fanout_cap, timeout_ms), config)
-        meta = {"graph": store.description, "extractor": settings.extractor, **config.fingerprint()}
+        meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
         summary = run_synthesis(synthesizer, items, output, meta, overwrite=overwrite, progress=RichProgress())
     report = summary.to_dict()
     output.with_suffix(output.suffix + ".summary.json").write_text(json.dumps(report, indent=2))

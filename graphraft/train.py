@@ -78,33 +78,69 @@ def l2_target(row: dict[str, Any]) -> str:
     return "\n".join(row["answers"])
 
 
-def l2_rows(store, rows, config: TrainConfig, tokenizer) -> list[dict[str, Any]]:
-    """Evidence as `ask` builds it: the best query among ``l2_queries`` sampled from the queries
-    around the question's anchors (the paper's "queries sampled from the ranked candidates"),
-    shuffled, run on the read path and textualised; target = the answer names. The other
-    queries are distractors: L2 must find, from the question, which pattern holds the answers."""
+def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
+    """Evidence as `ask` builds it, from ``l2_queries`` queries around the question's anchors:
+    L1's top query first when ``l1_top`` gives one (as at ask time), then the best query when
+    L1 missed it and queries sampled from the others (the paper's "sampled from the ranked
+    candidates"), shuffled; run on the read path and textualised; target = the answer names.
+    The other queries are distractors: L2 must find, from the question, which pattern holds
+    the answers, and learns how far to trust the first one."""
     from graphraft.enumerate import PatternEnumerator
     from graphraft.generate import GeneratedQuery
     from graphraft.patterns import AnchorRef, Pattern
     from graphraft.retrieve import execute, textualise
 
     enumerator = PatternEnumerator(store)
-    out = []
     rng = random.Random(config.seed)
+    around = []
     for row in rows:
-        best = (row["cypher"], Pattern.from_dict(row["pattern"]))
         refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
-        others = [(p.cypher, p.pattern) for p in enumerator.all_patterns(refs, config.max_hops).patterns
-                  if p.cypher != best[0]]
-        chosen = [best] + rng.sample(others, min(len(others), config.l2_queries - 1))
-        rng.shuffle(chosen)
-        patterns = dict(chosen)
-        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, (c, _) in enumerate(chosen)])
+        around.append({p.cypher: p.pattern for p in enumerator.all_patterns(refs, config.max_hops).patterns})
+    firsts = l1_top([r["question"] for r in rows], [list(c) for c in around]) if l1_top else [None] * len(rows)
+    out = []
+    for row, patterns, first in zip(rows, around, firsts):
+        patterns = {**patterns, row["cypher"]: Pattern.from_dict(row["pattern"])}
+        lead = [first] if first in patterns else []
+        best = [row["cypher"]] if row["cypher"] not in lead else []
+        others = [c for c in patterns if c != row["cypher"] and c not in lead]
+        rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
+        rng.shuffle(rest)
+        chosen = lead + rest
+        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)])
         names = {a["id"]: a["name"] for a in row["anchors"]}
         evidence = textualise(retrieval, patterns, names, config.evidence_tokens,
-                              lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+                              lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
+                              detail_chars=config.evidence_details)
         out.append({"qid": row["qid"], "question": row["question"], "evidence": evidence, "target": l2_target(row)})
     return out
+
+
+class L1TopQueries:
+    """``(questions, candidate lists) -> L1's greedy constrained query for each``, with an L1
+    adapter (loaded on first use, with the schema hint it was trained with)."""
+
+    def __init__(self, config: TrainConfig, home: Path, store, batch_size: int = 16):
+        from graphraft.adapters import check_metadata
+
+        check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
+        self.config, self.home, self.store, self.batch_size = config, home, store, batch_size
+        self.loaded = None
+
+    def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
+        from graphraft.adapters import load_adapter, read_metadata
+        from graphraft.generate import greedy_batch
+
+        if self.loaded is None:
+            base, tokenizer = load_base(self.config, self.home)
+            model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
+            hint = schema_hint(self.store) if read_metadata(self.config.l1_adapter).get("schema_hints") else None
+            self.loaded = model, tokenizer, hint
+        model, tokenizer, hint = self.loaded
+        found: list[str | None] = []
+        for start in range(0, len(questions), self.batch_size):
+            found += greedy_batch(model, tokenizer, questions[start:start + self.batch_size],
+                                  candidates[start:start + self.batch_size], hint)
+        return found
 
 
 # ---------------------------------------------------------------------------------- models
@@ -209,8 +245,10 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
         judge = ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
     else:
-        train_l2 = l2_rows(store, train_rows, config, tokenizer)
-        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer)
+        l1_top = L1TopQueries(config, settings.home, store) if config.l1_adapter else None
+        train_l2 = l2_rows(store, train_rows, config, tokenizer, l1_top)
+        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer, l1_top)
+        l1_top = None  # frees L1 before training
         train_examples = [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"])
                           for r in train_l2]
         val_examples = [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"])
@@ -265,7 +303,8 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     tokenizer.save_pretrained(adapter_dir)
     write_metadata(adapter_dir, config.task, config.base_model, schema_hints=config.schema_hints,
                    graph=config.graph, trained_examples=len(train_examples),
-                   **({"evidence_tokens": config.evidence_tokens, "queries": config.l2_queries}
+                   **({"evidence_tokens": config.evidence_tokens, "queries": config.l2_queries,
+                       "evidence_details": config.evidence_details}
                       if config.task == "l2" else {}))
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {

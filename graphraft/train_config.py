@@ -46,6 +46,12 @@ class TrainConfig(BaseModel):
     max_hops: int = 3
     l2_queries: int = 3  # queries whose results make up one L2 evidence block
     evidence_tokens: int = 700
+    # L2: characters of node details per evidence line (0: name and label only, so more of
+    # the retrieved nodes fit the token budget); `ask` uses what the adapter was trained with
+    evidence_details: int = Field(240, ge=0)
+    # L2: an L1 adapter whose top query opens each evidence block, as at ask time; without
+    # one, the best query is placed among the sampled ones at random
+    l1_adapter: Path | None = None
     lora: LoraSettings = LoraSettings()
 
     @classmethod

@@ -148,6 +148,22 @@ def test_rerun_skips_done_rows_and_refuses_other_settings(demo_store, tmp_path):
     assert third.written == 0 and len(list(read_rows(out))) == 30
 
 
+def test_a_synthesis_resumes_when_the_local_server_comes_back_on_another_address(demo_store, server, tmp_path):
+    # the embedded server picks a free port each start; the file is keyed on the graph, not the port
+    items = list(read_question_file(demo_files()[2]))[:4]
+    out = tmp_path / "out.jsonl"
+    run_synthesis(synthesizer_for(demo_store), items[:2], out, meta={"graph": demo_store.identity})
+    again = FalkorDBStore(demo_store.graph_name, host="localhost", port=server.port)
+    try:
+        assert again.description != demo_store.description
+        resumed = run_synthesis(synthesizer_for(again), items, out, meta={"graph": again.identity})
+    finally:
+        again.close()
+    assert (resumed.skipped_done, resumed.written) == (2, 2)
+    with pytest.raises(InputFileError, match=r"other settings \(graph\)"):
+        run_synthesis(synthesizer_for(demo_store), items, out, meta={"graph": "FalkorDB graph 'another'"})
+
+
 def _cli(args, env):
     return subprocess.Popen([sys.executable, "-m", "graphraft.synthesize", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -22,7 +22,7 @@ from graphraft.graph.loaders.questions import read_question_file
 from graphraft.prompts import l1_messages, prompt_ids
 from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.targets import choose_targets, question_template, signature
-from graphraft.train import tokenize_example, train
+from graphraft.train import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train
 from graphraft.train_config import TrainConfig
 
 GRAPH = "training-demo"
@@ -114,6 +114,14 @@ def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(
                   'MATCH (a:Book {id: "x"})-[:HAS_GENRE]->(t:Genre) RETURN DISTINCT t.id AS id']
     results = ConstrainedGenerator(model, tokenizer).generate("who wrote [x]", candidates, num_beams=2)
     assert {r.cypher for r in results} <= set(candidates) and results
+    # L2's training rows can open with this L1's query: always one of the candidates
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    try:
+        top = L1TopQueries(config(tmp_path, demo_rows, task="l2", l1_adapter=adapter), settings.home, store)
+        assert top(["who wrote [x]", "what genre is [x]"], [candidates, candidates[1:]])[1] == candidates[1]
+        assert top(["who wrote [x]"], [candidates])[0] in candidates
+    finally:
+        store.close()
     # the adapter changes the model's outputs
     ids = torch.tensor([prompt_ids(tokenizer, l1_messages("who wrote [x]"))])
     with torch.no_grad():
@@ -153,14 +161,69 @@ def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, d
 
     # one batch of the same 8 examples, 4 times: the loss must go down
     summary = train(config(tmp_path, demo_rows, task="l2", max_train_examples=8, epochs=4, batch_size=8,
-                           max_length=768, evidence_tokens=300,
+                           max_length=768, evidence_tokens=300, evidence_details=0, l2_queries=2,
                            lora={"r": 8, "alpha": 16, "dropout": 0.0, "top_layers": 1}), settings)
     assert summary["steps"] == 4 and summary["last_loss"] < summary["first_loss"]
     adapter = Path(summary["adapter"])
-    assert check_metadata(adapter, "l2", "tiny-random")["task"] == "l2"
+    meta = check_metadata(adapter, "l2", "tiny-random")
+    assert (meta["evidence_tokens"], meta["evidence_details"], meta["queries"]) == (300, 0, 2)
     with safe_open(adapter / "adapter_model.safetensors", "pt") as weights:
         layers = {key.split(".layers.")[1].split(".")[0] for key in weights.keys()}
     assert layers == {"1"}  # the tiny model has layers 0 and 1
+
+    # `ask` with this L2 builds its evidence as L2 was trained: two patterns, names only
+    from graphraft.entities.extract import MarkedMentionExtractor
+    from graphraft.pipeline import GraphRAFT
+
+    engine = GraphRAFT(settings.model_copy(update={"base_model": "tiny-random", "l2_adapter": adapter}),
+                       extractor=MarkedMentionExtractor(), num_beams=4)
+    try:
+        answer = engine.ask("which genres did the writer of [The Burning Ferry] also write in")
+    finally:
+        engine.close()
+    assert len(answer.queries) == 4 and answer.evidence.count("Pattern ") == 2
+    assert all(line.endswith(")") for line in answer.evidence.splitlines() if line.startswith("- "))
+
+
+def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows, settings, graphraft_home):
+    from graphraft.models import load_tokenizer
+
+    rows = [r for r in read_synthesis([demo_rows]) if r["hops"] == 2][:6]
+    cfg = TrainConfig(task="l2", data=[demo_rows], output_dir="unused", l2_queries=3, evidence_tokens=400,
+                      evidence_details=0, max_hops=2)
+    tokenizer = load_tokenizer("tiny-random", graphraft_home)
+    chosen_by_l1 = {}
+
+    def l1_misses(questions, candidates):  # an L1 that never writes the best query
+        for row, found in zip(rows, candidates):
+            chosen_by_l1[row["qid"]] = next(c for c in sorted(found) if c != row["cypher"])
+        return [chosen_by_l1[row["qid"]] for row in rows]
+
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    try:
+        missed = l2_rows(store, rows, cfg, tokenizer, l1_misses)
+        hit = l2_rows(store, rows, cfg, tokenizer, lambda questions, candidates: [r["cypher"] for r in rows])
+    finally:
+        store.close()
+    for row, with_miss, with_hit in zip(rows, missed, hit):
+        lines = with_miss["evidence"].splitlines()
+        headers = [line for line in lines if line.startswith("Pattern ")]
+        assert len(headers) == 3
+        # the answers are in the evidence, and names stand alone (no details at evidence_details 0)
+        assert all(f"- {name} (" in with_miss["evidence"] for name in row["answers"])
+        assert all(line.endswith(")") for line in lines if line.startswith("- "))
+        # L1's pattern comes first: its relationship types, in order, are on the first line
+        first_types = [t for t in chosen_by_l1[row["qid"]].split("[:")[1:]]
+        assert [t.split("]")[0] for t in first_types] == [t.split("]")[0] for t in headers[0].split("[:")[1:]]
+        best_types = [t.split("]")[0] for t in row["cypher"].split("[:")[1:]]
+        assert [t.split("]")[0] for t in with_hit["evidence"].splitlines()[0].split("[:")[1:]] == best_types
+        assert with_hit["target"] == with_miss["target"] == "\n".join(row["answers"])
+
+
+def test_l2_with_an_l1_adapter_that_is_none_fails_before_any_work(tmp_path, demo_rows, settings):
+    with pytest.raises(ConfigurationError, match="not a GraphRAFT adapter"):
+        train(config(tmp_path, demo_rows, task="l2", l1_adapter=tmp_path), settings)
+    assert not (tmp_path / "run").exists()
 
 
 def test_config_errors_name_the_file(tmp_path):

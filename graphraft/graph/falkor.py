@@ -42,6 +42,8 @@ class FalkorDBStore(GraphStore):
         self.graph_name = graph
         self.host, self.port = host, port
         self.description = f"FalkorDB at {host}:{port}, graph '{graph}'"
+        local = host in ("127.0.0.1", "localhost", "::1")
+        self.identity = f"FalkorDB graph '{graph}'" if local else self.description
         try:
             self._db = FalkorDB(host=host, port=port)
             self._db.connection.ping()

@@ -37,6 +37,7 @@ class Neo4jStore(GraphStore):
         super().__init__(**kwargs)
         self.database = database
         self.description = f"Neo4j at {uri}" + (f", database '{database}'" if database else "")
+        self.identity = self.description
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(username, password or ""))
             self._driver.verify_connectivity()

@@ -39,6 +39,9 @@ class GraphStore(ABC):
 
     #: Short name for messages ("FalkorDB at 127.0.0.1:6379, graph 'demo'").
     description: str = "graph store"
+    #: Which graph this is, the same after a restart (the embedded server's port is not):
+    #: what synthesis files and caches are keyed on.
+    identity: str = "graph store"
 
     def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000,
                  cache_dir: Path | None = None):
@@ -274,7 +277,7 @@ class GraphStore(ABC):
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        digest = hashlib.sha256(f"{self.description}|{fingerprint}".encode()).hexdigest()[:24]
+        digest = hashlib.sha256(f"{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
 
 
