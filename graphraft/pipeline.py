@@ -133,9 +133,14 @@ class GraphRAFT:
         answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         if self.reasoner is not None and order:
             clock = time.perf_counter()
-            selected = self.reasoner.select(question, answer.evidence, [retrieval.nodes[i] for i in order])
+            # L2 chooses among the answer sets of the queries its evidence shows
+            headers = {line.split(":", 1)[0] for line in answer.evidence.splitlines() if line.startswith("Pattern ")}
+            shown = [run for number, run in enumerate(retrieval.runs, 1) if f"Pattern {number}" in headers]
+            sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]
+                    for run in shown]
+            selected = self.reasoner.select(question, answer.evidence, sets)
             answer.timings["reason"] = round(time.perf_counter() - clock, 4)
-            answer.selected_by = "l2" if selected else "query order (L2 named no retrieved node)"
+            answer.selected_by = "l2" if selected else "query order (no query in the evidence returned a node)"
             order = selected or order
         answer.answers = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         answer.timings["total"] = round(sum(answer.timings.values()), 4)

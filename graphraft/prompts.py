@@ -22,6 +22,16 @@ def l2_messages(question: str, evidence: str) -> list[dict[str, str]]:
             {"role": "user", "content": f"Question: {question}\n\nEvidence:\n{evidence}"}]
 
 
+def l2_answer_text(names: list[str], evidence: str) -> str:
+    """L2's reply for an answer set: one name per line, in the order the evidence lists them
+    (names it does not show come last). Training writes it; answering scores it."""
+    def position(name: str) -> int:
+        found = evidence.find(f"- {name} (")
+        return found if found >= 0 else len(evidence)
+
+    return "\n".join(sorted(names, key=position))
+
+
 def prompt_ids(tokenizer, messages: list[dict[str, str]]) -> list[int]:
     """The prompt's token ids, ending where the assistant's reply begins (invariant 4: the
     completion is tokenised separately and appended)."""

@@ -1,35 +1,59 @@
-"""L2: pick and order the answers among the retrieved nodes.
+"""L2: choose the answers among what the queries retrieved.
 
-The adapter writes answer names, one per line; each is matched to a retrieved node by
-normalised name, so L2 can only choose nodes the queries actually returned."""
+L2 is trained to write the answer names, one per line, in the order the evidence lists them.
+When answering, its reply is constrained to the answer sets the queries actually returned:
+each query's result names are scored as L2's completion (mean token log-probability), and
+the most likely set is the answer. So L2 can only name retrieved nodes, never a node the
+graph did not return, and it decides which of L1's queries holds the answers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import torch
 
-from graphraft.prompts import l2_messages, prompt_ids
-from graphraft.text import normalize_name
+from graphraft.decoding.trie import candidate_sequences
+from graphraft.prompts import l2_answer_text, l2_messages, prompt_ids
+
+
+@dataclass(frozen=True)
+class ScoredSet:
+    node_ids: tuple[str, ...]
+    score: float  # mean log-probability of the names as L2's reply
 
 
 class AnswerSelector:
-    def __init__(self, model, tokenizer, max_new_tokens: int = 96):
-        self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+    def __init__(self, model, tokenizer):
+        self.model, self.tokenizer = model, tokenizer
 
     @torch.no_grad()
-    def select(self, question: str, evidence: str, nodes: list[dict]) -> list[str]:
-        """Ids of the retrieved nodes L2 names, in its order."""
-        ids = torch.tensor([prompt_ids(self.tokenizer, l2_messages(question, evidence))])
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        output = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                                     max_new_tokens=self.max_new_tokens, eos_token_id=self.tokenizer.eos_token_id,
-                                     pad_token_id=pad)
-        reply = self.tokenizer.decode(output[0, ids.shape[1]:], skip_special_tokens=True)
-        by_name: dict[str, list[str]] = {}
-        for node in nodes:
-            by_name.setdefault(normalize_name(str(node["name"])), []).append(node["id"])
-        chosen: list[str] = []
-        for line in reply.splitlines():
-            for node_id in by_name.get(normalize_name(line.strip(" -*")), []):
-                if node_id not in chosen:
-                    chosen.append(node_id)
-        return chosen
+    def score(self, question: str, evidence: str, sets: Sequence[Sequence[dict]]) -> list[ScoredSet]:
+        """Each non-empty set of retrieved nodes scored as L2's reply, best first."""
+        sets = [list(s) for s in sets if s]
+        if not sets:
+            return []
+        prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
+        replies = candidate_sequences(self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence)
+                                                    for s in sets])
+        width = len(prompt) + max(len(r) for r in replies)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        # right-padded batch: the prompt is shared, positions line up without position ids
+        ids = torch.full((len(sets), width), pad)
+        mask = torch.zeros((len(sets), width), dtype=torch.long)
+        for row, reply in enumerate(replies):
+            ids[row, :len(prompt) + len(reply)] = torch.tensor(prompt + list(reply))
+            mask[row, :len(prompt) + len(reply)] = 1
+        logprobs = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        scored = []
+        for row, (nodes, reply) in enumerate(zip(sets, replies)):
+            positions = torch.arange(len(prompt) - 1, len(prompt) + len(reply) - 1)
+            tokens = torch.tensor(list(reply))
+            mean = logprobs[row, positions, tokens].mean().item()
+            scored.append(ScoredSet(tuple(n["id"] for n in nodes), mean))
+        return sorted(scored, key=lambda s: -s.score)
+
+    def select(self, question: str, evidence: str, sets: Sequence[Sequence[dict]]) -> list[str]:
+        """Ids of the most likely answer set (empty when no set has a node)."""
+        scored = self.score(question, evidence, sets)
+        return list(scored[0].node_ids) if scored else []

@@ -24,7 +24,7 @@ from graphraft.adapters import write_metadata
 from graphraft.decoding.trie import candidate_sequences
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.files import jsonl_rows
-from graphraft.prompts import l1_messages, l2_messages, prompt_ids
+from graphraft.prompts import l1_messages, l2_answer_text, l2_messages, prompt_ids
 from graphraft.targets import choose_targets
 from graphraft.train_config import TrainConfig
 
@@ -74,10 +74,6 @@ def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]
     return [tokenize_example(tokenizer, l1_messages(row["question"], hint), targets[row["qid"]]) for row in rows]
 
 
-def l2_target(row: dict[str, Any]) -> str:
-    return "\n".join(row["answers"])
-
-
 def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
     """Evidence as `ask` builds it, from ``l2_queries`` queries around the question's anchors:
     L1's top query first when ``l1_top`` gives one (as at ask time), then the best query when
@@ -111,7 +107,8 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
         evidence = textualise(retrieval, patterns, names, config.evidence_tokens,
                               lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
                               detail_chars=config.evidence_details)
-        out.append({"qid": row["qid"], "question": row["question"], "evidence": evidence, "target": l2_target(row)})
+        out.append({"qid": row["qid"], "question": row["question"], "evidence": evidence,
+                    "target": l2_answer_text(row["answers"], evidence)})
     return out
 
 
@@ -296,6 +293,10 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
                          eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
                          peft_config=lora, callbacks=[EpochReport()])
+    if progress_callback:  # our progress lines replace the trainer's printed log dicts
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
     has_checkpoint = checkpoints.exists() and any(checkpoints.glob("checkpoint-*"))
     result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
     adapter_dir = output_dir / "adapter"

@@ -34,7 +34,7 @@ def report(store, embedder, graphraft_home, tmp_path):
     settings = load_settings(home=graphraft_home, embedder="none")
     pipeline = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer,
                          extractor=MarkedMentionExtractor(), num_beams=3)
-    pipeline.reasoner = AnswerSelector(model, tokenizer, max_new_tokens=8)
+    pipeline.reasoner = AnswerSelector(model, tokenizer)
     free, base_pipeline = variants(pipeline, base, tokenizer)
     free.generator.max_new_tokens = 12  # random weights write noise; keep it short
     items = [item("q1", "which films did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]),

@@ -1,0 +1,59 @@
+"""L2's choice among the answer sets the queries returned, with the tiny random model."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphraft.prompts import l2_answer_text
+from graphraft.reason import AnswerSelector
+
+EVIDENCE = """Pattern 1: (The Iron Lantern:Book)-[:WRITTEN_BY]->(:Author)-[:BORN_IN]->(?:City)
+- Bergen (City)
+- Lisbon (City)
+Pattern 2: (The Iron Lantern:Book)-[:WRITTEN_BY]->(?:Author)
+- Isolde Valdés (Author)
+Pattern 3: (The Iron Lantern:Book)-[:HAS_GENRE]->(?:Genre)
+- Memoir (Genre)
+- Horror (Genre)
+- Historical Fiction (Genre)"""
+
+
+def nodes(*names):
+    return [{"id": name.lower(), "name": name} for name in names]
+
+
+@pytest.fixture(scope="module")
+def selector(graphraft_home):
+    from graphraft.models import tiny_random_model
+
+    return AnswerSelector(*tiny_random_model(graphraft_home, seed=3))
+
+
+def test_every_set_is_scored_and_the_best_is_chosen(selector):
+    sets = [nodes("Bergen", "Lisbon"), nodes("Isolde Valdés"), nodes("Memoir", "Horror", "Historical Fiction")]
+    scored = selector.score("where was the author of [The Iron Lantern] born", EVIDENCE, sets)
+    assert sorted(s.node_ids for s in scored) == sorted(tuple(n["id"] for n in s) for s in sets)
+    assert [s.score for s in scored] == sorted((s.score for s in scored), reverse=True)
+    assert all(s.score < 0 for s in scored)  # mean log-probabilities
+    chosen = selector.select("where was the author of [The Iron Lantern] born", EVIDENCE, sets)
+    assert tuple(chosen) == scored[0].node_ids
+
+
+def test_a_sets_score_does_not_depend_on_the_others_in_the_batch(selector):
+    # right padding of sets of different lengths must not move or mix the scored tokens
+    question = "which genres is [The Iron Lantern] in"
+    sets = [nodes("Bergen", "Lisbon"), nodes("Memoir", "Horror", "Historical Fiction"), nodes("Isolde Valdés")]
+    together = {s.node_ids: s.score for s in selector.score(question, EVIDENCE, sets)}
+    for one in sets:
+        alone = selector.score(question, EVIDENCE, [one])[0]
+        assert alone.score == pytest.approx(together[alone.node_ids], abs=1e-4)
+
+
+def test_empty_sets_are_skipped_and_no_set_means_no_choice(selector):
+    assert selector.select("who wrote [X]", EVIDENCE, [[], []]) == []
+    scored = selector.score("who wrote [X]", EVIDENCE, [[], nodes("Isolde Valdés")])
+    assert [s.node_ids for s in scored] == [("isolde valdés",)]
+
+
+def test_the_reply_lists_names_in_evidence_order():
+    assert l2_answer_text(["Historical Fiction", "Memoir", "Nowhere"], EVIDENCE) == "Memoir\nHistorical Fiction\nNowhere"
