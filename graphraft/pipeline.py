@@ -138,7 +138,7 @@ class GraphRAFT:
             shown = [run for number, run in enumerate(retrieval.runs, 1) if f"Pattern {number}" in headers]
             sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]
                     for run in shown]
-            selected = self.reasoner.select(question, answer.evidence, sets)
+            selected = self.reasoner.select(question, answer.evidence, sets, [run.score for run in shown])
             answer.timings["reason"] = round(time.perf_counter() - clock, 4)
             answer.selected_by = "l2" if selected else "query order (no query in the evidence returned a node)"
             order = selected or order

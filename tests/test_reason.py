@@ -49,6 +49,16 @@ def test_a_sets_score_does_not_depend_on_the_others_in_the_batch(selector):
         assert alone.score == pytest.approx(together[alone.node_ids], abs=1e-4)
 
 
+def test_priors_add_to_the_scores(selector):
+    sets = [nodes("Bergen", "Lisbon"), nodes("Isolde Valdés")]
+    plain = {s.node_ids: s.score for s in selector.score("who wrote [X]", EVIDENCE, sets)}
+    shifted = selector.score("who wrote [X]", EVIDENCE, sets, priors=[0.0, -50.0])
+    assert shifted[0].node_ids == ("bergen", "lisbon")
+    assert {s.node_ids: s.score for s in shifted} == pytest.approx(
+        {("bergen", "lisbon"): plain[("bergen", "lisbon")], ("isolde valdés",): plain[("isolde valdés",)] - 50.0},
+        abs=1e-4)
+
+
 def test_empty_sets_are_skipped_and_no_set_means_no_choice(selector):
     assert selector.select("who wrote [X]", EVIDENCE, [[], []]) == []
     scored = selector.score("who wrote [X]", EVIDENCE, [[], nodes("Isolde Valdés")])
