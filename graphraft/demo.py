@@ -60,7 +60,7 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
     from graphraft.entities.resolve import EntityResolver
     from graphraft.enumerate import PatternEnumerator
     from graphraft.graph.loaders.questions import read_question_file
-    from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
+    from graphraft.synthesize import SynthesisConfig, Synthesizer, changed_settings, run_synthesis
 
     # all hop lengths: where a shorter query happens to return a longer question's answers, the
     # longer one stays an alternative, so targets follow the wording (graphraft/targets.py)
@@ -72,10 +72,8 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
     meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
     paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
     # the demo owns its file: one made with other settings (an older release) is made again
-    meta_file = paths.synthesis.with_name(paths.synthesis.name + ".meta.json")
-    stale = meta_file.is_file() and json.loads(meta_file.read_text()) != meta
     return run_synthesis(synthesizer, read_question_file(demo_files()[2]), paths.synthesis, meta,
-                         overwrite=stale, progress=progress)
+                         overwrite=bool(changed_settings(paths.synthesis, meta)), progress=progress)
 
 
 def example_questions() -> list[dict[str, Any]]:

@@ -19,8 +19,9 @@ from graphraft.errors import InvalidInputError
 from graphraft.generate import ConstrainedGenerator
 from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
+from graphraft.prompts import DETAIL_CHARS
 from graphraft.reason import AnswerSelector
-from graphraft.retrieve import execute, textualise
+from graphraft.retrieve import execute, patterns_shown, textualise
 
 
 class AnswerNode(BaseModel):
@@ -66,14 +67,14 @@ class GraphRAFT:
         if self.settings.l1_adapter:
             model = load_adapter(model, self.settings.l1_adapter, "l1", self.settings.base_model)
         self.reasoner = None
-        self.evidence_details, self.evidence_patterns = 240, None
+        self.evidence_details, self.evidence_patterns = DETAIL_CHARS, None
         if self.settings.l2_adapter:
             from graphraft.adapters import read_metadata
 
             # L2 reads evidence best as it was trained: budget, details, number of patterns
             trained = read_metadata(self.settings.l2_adapter)
             evidence_tokens = trained.get("evidence_tokens", evidence_tokens)
-            self.evidence_details, self.evidence_patterns = trained.get("evidence_details", 240), trained.get("queries")
+            self.evidence_details, self.evidence_patterns = trained.get("evidence_details", DETAIL_CHARS), trained.get("queries")
             base, _ = load_causal_lm(self.settings.base_model, self.settings.home)
             self.reasoner = AnswerSelector(load_adapter(base, self.settings.l2_adapter, "l2",
                                                         self.settings.base_model), tokenizer)
@@ -134,8 +135,7 @@ class GraphRAFT:
         if self.reasoner is not None and order:
             clock = time.perf_counter()
             # L2 chooses among the answer sets of the queries its evidence shows
-            headers = {line.split(":", 1)[0] for line in answer.evidence.splitlines() if line.startswith("Pattern ")}
-            shown = [run for number, run in enumerate(retrieval.runs, 1) if f"Pattern {number}" in headers]
+            shown = retrieval.runs[:patterns_shown(answer.evidence)]
             sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]
                     for run in shown]
             selected = self.reasoner.select(question, answer.evidence, sets, [run.score for run in shown])

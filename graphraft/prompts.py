@@ -8,6 +8,7 @@ L1_PROMPT_VERSION = 1
 L2_PROMPT_VERSION = 1
 
 L1_SYSTEM = "Write the Cypher query that retrieves the answer to the question from the knowledge graph."
+DETAIL_CHARS = 240  # characters of node details per line of L2's evidence, by default
 L2_SYSTEM = ("Answer the question from the knowledge graph evidence below. Reply with the names of the "
              "answers, one per line, best first.")
 

@@ -51,10 +51,11 @@ class AnswerSelector:
         for row, reply in enumerate(replies):
             ids[row, :len(prompt) + len(reply)] = torch.tensor(prompt + list(reply))
             mask[row, :len(prompt) + len(reply)] = 1
-        logprobs = torch.log_softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        logits = self.model(input_ids=ids, attention_mask=mask).logits[:, len(prompt) - 1:]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)  # the reply's positions only
         scored = []
         for row, (nodes, reply, prior) in enumerate(zip(sets, replies, priors)):
-            positions = torch.arange(len(prompt) - 1, len(prompt) + len(reply) - 1)
+            positions = torch.arange(len(reply))
             tokens = torch.tensor(list(reply))
             mean = logprobs[row, positions, tokens].mean().item()
             scored.append(ScoredSet(tuple(n["id"] for n in nodes), mean + prior))

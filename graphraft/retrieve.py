@@ -16,6 +16,7 @@ from graphraft.generate import GeneratedQuery
 from graphraft.graph.records import NAME_KEY_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.patterns import Pattern
+from graphraft.prompts import DETAIL_CHARS
 
 HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, "embedding"}
 
@@ -89,9 +90,14 @@ def describe_pattern(pattern: Pattern, anchor_names: dict[str, str]) -> str:
     return text
 
 
+def patterns_shown(evidence: str) -> int:
+    """How many patterns `textualise` fitted in the budget (the first runs, in order)."""
+    return sum(line.startswith("Pattern ") for line in evidence.splitlines())
+
+
 def textualise(retrieval: Retrieval, patterns: dict[str, Pattern], anchor_names: dict[str, str],
                token_budget: int = 1_500, count_tokens: Callable[[str], int] | None = None,
-               detail_chars: int = 240, max_patterns: int | None = None) -> str:
+               detail_chars: int = DETAIL_CHARS, max_patterns: int | None = None) -> str:
     """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent.
 
     ``detail_chars`` 0 leaves the details out; ``max_patterns`` keeps the first runs only."""

@@ -138,18 +138,26 @@ def _read_done(path: Path) -> set[str]:
     return done
 
 
+def _meta_path(path: Path) -> Path:
+    return path.with_suffix(path.suffix + ".meta.json")
+
+
+def changed_settings(path: Path, meta: dict[str, Any]) -> list[str]:
+    """The settings ``path`` was made with that differ from ``meta`` (none for a new file)."""
+    if not (path.exists() and _meta_path(path).exists()):
+        return []
+    previous = json.loads(_meta_path(path).read_text())
+    return sorted(k for k in set(previous) | set(meta) if previous.get(k) != meta.get(k))
+
+
 def _check_meta(path: Path, meta: dict[str, Any], overwrite: bool) -> None:
-    meta_path = path.with_suffix(path.suffix + ".meta.json")
     if overwrite:
         path.unlink(missing_ok=True)
-    elif path.exists() and meta_path.exists():
-        previous = json.loads(meta_path.read_text())
-        if previous != meta:
-            changed = sorted(k for k in set(previous) | set(meta) if previous.get(k) != meta.get(k))
-            raise InputFileError(f"{path} was made with other settings ({', '.join(changed)}); "
-                                 "pass --overwrite to start again or --output for a new file")
+    elif changed := changed_settings(path, meta):
+        raise InputFileError(f"{path} was made with other settings ({', '.join(changed)}); "
+                             "pass --overwrite to start again or --output for a new file")
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta_path.write_text(json.dumps(meta, indent=2))
+    _meta_path(path).write_text(json.dumps(meta, indent=2))
 
 
 @dataclass

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from graphraft.errors import InputFileError
+from graphraft.prompts import DETAIL_CHARS
 
 
 class LoraSettings(BaseModel):
@@ -48,7 +49,7 @@ class TrainConfig(BaseModel):
     evidence_tokens: int = 700
     # L2: characters of node details per evidence line (0: name and label only, so more of
     # the retrieved nodes fit the token budget); `ask` uses what the adapter was trained with
-    evidence_details: int = Field(240, ge=0)
+    evidence_details: int = Field(DETAIL_CHARS, ge=0)
     # L2: an L1 adapter whose top query opens each evidence block, as at ask time; without
     # one, the best query is placed among the sampled ones at random
     l1_adapter: Path | None = None
