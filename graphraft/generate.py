@@ -28,7 +28,11 @@ def _beam_search(model, tokenizer, prompt: list[int], beams: int, max_new_tokens
         input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=list(processors),
         max_new_tokens=max_new_tokens, num_beams=beams, num_return_sequences=beams, do_sample=False,
         eos_token_id=eos_token_id, pad_token_id=pad, return_dict_in_generate=True, output_scores=True,
-        **({"length_penalty": 0.0, "early_stopping": True} if beams > 1 else {}),
+        # summed log-probs (length_penalty 0) and early_stopping False: the search goes on while a
+        # running beam can still beat the worst finished one, which is exact here (the canonical
+        # beam search). early_stopping=True stopped at the first num_beams finished queries, so a
+        # longer, likelier query (a 3-hop one) could be cut before it finished.
+        **({"length_penalty": 0.0, "early_stopping": False} if beams > 1 else {}),
     )
     scores = output.sequences_scores.tolist() if beams > 1 else [0.0]
     return list(zip(output.sequences[:, len(prompt):].tolist(), scores))

@@ -11,6 +11,7 @@ from graphraft.decoding.processor import TrieLogitsProcessor
 from graphraft.decoding.trie import CandidateIndex, TokenTrie, candidate_sequences
 from graphraft.generate import ConstrainedGenerator
 from graphraft.patterns import AnchorRef, Pattern, Step, render
+from graphraft.prompts import l1_messages, prompt_ids
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +110,37 @@ def test_candidate_index_maps_generated_tokens_back_by_lookup(tiny):
 def test_no_candidate_means_no_query(tiny):
     model, tokenizer = tiny
     assert ConstrainedGenerator(model, tokenizer).generate("q", []) == []
+
+
+def test_beam_search_does_not_stop_before_a_longer_better_query_finishes(graphraft_home):
+    """Shorter candidates finish first; the search must go on while a running query can still
+    score higher (with early_stopping=True it stopped once it had num_beams finished ones, and
+    the best, longest query was never returned)."""
+    from graphraft.models import tiny_random_model
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=0)
+    best = render(Pattern(AnchorRef("p:x", ("Person",)), (Step("R", True, ("Movie",)), Step("R", False, ("Movie",)),
+                                                           Step("HAS_A_VERY_LONG_RELATIONSHIP_NAME", True, ("Movie",))), 3))
+    others = [rendered("x", hops=1), render(Pattern(AnchorRef("p:x", ("Person",)), tuple(
+        Step("S", i % 2 == 0, ("Movie",)) for i in range(3)), 3)), rendered("x", hops=2)]
+    # teach the model the long query: every one of its tokens becomes likely
+    prompt = prompt_ids(tokenizer, l1_messages("question?"))
+    ids = torch.tensor([prompt + list(candidate_sequences(tokenizer, [best])[0])])
+    labels = ids.clone()
+    labels[0, :len(prompt)] = -100
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
+    model.train()
+    for _ in range(120):
+        loss = model(input_ids=ids, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    lengths = [len(s) for s in candidate_sequences(tokenizer, others + [best])]
+    assert max(lengths[0], lengths[2]) < min(lengths[1], lengths[3])  # the 1- and 2-hop ones finish first
+    with torch.no_grad():
+        log_probs = torch.log_softmax(model(ids).logits[0, len(prompt) - 1:-1], dim=-1)
+    exact = log_probs[torch.arange(ids.shape[1] - len(prompt)), ids[0, len(prompt):]].sum().item()
+    results = ConstrainedGenerator(model, tokenizer).generate("question?", others + [best], num_beams=3)
+    assert results[0].cypher == best
+    assert results[0].score == pytest.approx(exact, abs=1e-3)  # sequence scores are summed log-probs
