@@ -359,7 +359,7 @@ def demo_cmd(
     adapters: dict[str, Path | None] = {}
     for task in ("l1", "l2"):
         out.rule(f"3/4  train {task.upper()} " + ("(question -> Cypher)" if task == "l1" else "(answer selection)"))
-        # L2 learns from evidence that holds L1's query, so a new L1 means a new L2
+        # L2 learns from evidence that opens with L1's query, so a new L1 means a new L2
         config = demo.training_config(task, paths, **({"l1_adapter": adapters["l1"]} if task == "l2" else {}))
         adapters[task] = None if retrain else demo.finished_adapter(config)
         if adapters[task] is not None:

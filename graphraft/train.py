@@ -76,13 +76,11 @@ def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]
 
 def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
     """Evidence as `ask` builds it, from ``l2_queries`` queries around the question's anchors:
-    L1's top query when ``l1_top`` gives one (its likely mistakes are the distractors L2 meets
-    when answering), the best query when L1 missed it, and queries sampled from the others (the
-    paper's "sampled from the ranked candidates"), in random order; run on the read path and
-    textualised; target = the answer names. L2 must find, from the question, which pattern
-    holds the answers: the order carries no hint, because L1 is nearly always right on its own
-    training questions and an L2 taught that the first pattern holds the answers only copies L1;
-    L1's confidence is added to L2's scores when answering (``reason.AnswerSelector``)."""
+    L1's top query first when ``l1_top`` gives one (as at ask time), then the best query when
+    L1 missed it and queries sampled from the others (the paper's "sampled from the ranked
+    candidates"), shuffled; run on the read path and textualised; target = the answer names.
+    The other queries are distractors: L2 must find, from the question, which pattern holds
+    the answers, and learns how far to trust the first one."""
     from graphraft.enumerate import PatternEnumerator
     from graphraft.generate import GeneratedQuery
     from graphraft.patterns import AnchorRef, Pattern
@@ -101,8 +99,9 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
         lead = [first] if first in patterns else []
         best = [row["cypher"]] if row["cypher"] not in lead else []
         others = [c for c in patterns if c != row["cypher"] and c not in lead]
-        chosen = lead + best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
-        rng.shuffle(chosen)
+        rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
+        rng.shuffle(rest)
+        chosen = lead + rest
         retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)])
         names = {a["id"]: a["name"] for a in row["anchors"]}
         evidence = textualise(retrieval, patterns, names, config.evidence_tokens,
