@@ -233,6 +233,10 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
                                config.seed)
     val_rows = stable_sample([r for r in rows if r.get("split") == "validation"], config.validation_examples,
                              config.seed)
+    if progress_callback:
+        progress_callback({"note": f"{len(train_rows):,} training and {len(val_rows):,} validation questions; "
+                                   "building the examples" + (" (L1 writes its query for each first)"
+                                                              if config.task == "l2" and config.l1_adapter else "")})
     model, tokenizer = load_base(config, settings.home)
     store = open_store(settings, config.graph)
     hint = schema_hint(store) if config.schema_hints else None
@@ -341,10 +345,12 @@ def train_command(task: str, config_path: Path | None = None, resume: bool = Fal
     settings = load_settings(graph=config.graph)
 
     def report(entry):
-        if "step" in entry:
+        if "note" in entry:
+            console.print(entry["note"])
+        elif "step" in entry:
             console.print(f"step {entry['step']}/{entry['of']}: loss {entry['loss']:.4f}")
         else:
-            console.print("epoch " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            console.print(", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                                for k, v in entry.items()))
 
     summary = train(config, settings, resume=resume, progress_callback=report)

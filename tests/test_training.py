@@ -4,6 +4,7 @@ adapters reload under the constraint, metadata is checked, --resume continues.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from graphraft.graph.loaders.questions import read_question_file
 from graphraft.prompts import l1_messages, prompt_ids
 from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.targets import choose_targets, question_template, signature
-from graphraft.train import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train
+from graphraft.train import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train, train_command
 from graphraft.train_config import TrainConfig
 
 GRAPH = "training-demo"
@@ -224,6 +225,19 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
         target = with_hit["target"].split("\n")
         assert sorted(target) == sorted(row["answers"])
         assert sorted(target, key=lambda name: with_hit["evidence"].index(f"- {name} (")) == target
+
+
+def test_train_command_says_what_it_does_before_and_while_training(tmp_path, demo_rows, server, graphraft_home,
+                                                                  monkeypatch, capsys):
+    monkeypatch.setenv("GRAPHRAFT_HOME", str(graphraft_home))
+    monkeypatch.setenv("GRAPHRAFT_FALKORDB_PORT", str(server.port))
+    summary = train_command("l1", config=config(tmp_path, demo_rows, epochs=1, logging_steps=2))
+    lines = capsys.readouterr().err.splitlines()
+    # the slow part before the first step is announced, then the steps and the epoch's scores
+    assert re.fullmatch(r"\d+ training and 8 validation questions; building the examples", lines[0])
+    steps = [line for line in lines if line.startswith("step ")]
+    assert steps[-1].startswith(f"step {summary['steps']}/{summary['steps']}: loss ")
+    assert any(line.startswith("epoch 1.0000, eval_loss ") for line in lines)
 
 
 def test_l2_with_an_l1_adapter_that_is_none_fails_before_any_work(tmp_path, demo_rows, settings):
