@@ -349,17 +349,14 @@ def train_command(task: str, config_path: Path | None = None, resume: bool = Fal
             console.print(entry["note"])
         elif "step" in entry:
             console.print(f"step {entry['step']}/{entry['of']}: loss {entry['loss']:.4f}")
-        else:
-            console.print(", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                               for k, v in entry.items()))
+        else:  # an epoch's scores, once (summary.json keeps them)
+            console.print(", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in entry.items()))
 
     summary = train(config, settings, resume=resume, progress_callback=report)
     loss = (f"loss {summary['first_loss']:.4f} -> {summary['last_loss']:.4f}, "
             if summary["first_loss"] is not None else "")
     console.print(f"[bold]{task} trained[/]: {summary['train_examples']:,} examples, {summary['steps']} steps, "
                   f"{loss}{summary['train_runtime_s']:.0f}s training, {summary['total_s']:.0f}s in all")
-    for entry in summary["history"]:
-        console.print("  " + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in entry.items()))
     console.print(f"adapter: {summary['adapter']}")
     return summary
 
