@@ -7,6 +7,7 @@ adapter whose metadata does not match what it is about to run."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,46 @@ def check_metadata(folder: Path, task: str, base_model: str) -> dict[str, Any]:
 
 def load_adapter(model, folder: Path, task: str, base_model: str):
     """The base model with the adapter applied (checked first)."""
+    return load_adapters(model, {task: folder}, base_model)
+
+
+def load_adapters(model, folders: dict[str, Path], base_model: str):
+    """One base model with several named adapters (PEFT multi-adapter), each checked first and
+    named after its task ('l1', 'l2'): half the memory and load time of one copy each. Pick
+    one per call with ``adapter_active``."""
     from peft import PeftModel
 
-    check_metadata(folder, task, base_model)
-    adapted = PeftModel.from_pretrained(model, str(folder))
+    for task, folder in folders.items():
+        check_metadata(folder, task, base_model)
+    adapted = None
+    for task, folder in folders.items():
+        if adapted is None:
+            adapted = PeftModel.from_pretrained(model, str(folder), adapter_name=task)
+        else:
+            adapted.load_adapter(str(folder), adapter_name=task)
+    if adapted is None:
+        return model
     adapted.eval()
     return adapted
+
+
+BASE = "base"  # the adapter name that means: the base model, adapters disabled
+
+
+@contextmanager
+def adapter_active(model, name: str | None):
+    """Run with adapter ``name`` active on a multi-adapter model, or the base model for
+    ``BASE`` (adapters disabled); None, or a model without adapters: as it is."""
+    from peft import PeftModel
+
+    if name is None or not isinstance(model, PeftModel):
+        yield model
+    elif name == BASE:
+        with model.disable_adapter():
+            yield model
+    else:
+        if name not in model.peft_config:
+            raise ConfigurationError(f"no adapter named {name!r} is loaded (have {', '.join(model.peft_config)})")
+        if model.active_adapter != name:
+            model.set_adapter(name)
+        yield model

@@ -71,6 +71,14 @@ class Settings(BaseSettings):
     extractor: Literal["auto", "marked", "lexical", "openai", "local"] = "auto"
     l1_adapter: Path | None = Field(None, description="Trained L1 adapter folder (python -m graphraft.train l1).")
     l2_adapter: Path | None = Field(None, description="Trained L2 adapter folder (python -m graphraft.train l2).")
+    dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto", description="Model weights when answering: auto is bfloat16 where the hardware computes it "
+        "natively (CUDA; a CPU with AVX512-BF16 or AMX), else float32."
+    )
+    decoding: Literal["exact", "beam"] = Field(
+        "exact", description="How L1 finds its top queries: exact best-first search over the candidate tree, "
+        "or Hugging Face beam search (the reference)."
+    )
     similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
     max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
 

@@ -177,14 +177,18 @@ def evaluate(items: Sequence, pipeline, methods: Sequence[str] = METHODS, base_p
     return report
 
 
-def variants(pipeline, base_model, tokenizer) -> tuple[Any, Any]:
-    """The free-generation and base-model pipelines, sharing the store and the models."""
+def variants(pipeline) -> tuple[Any, Any]:
+    """The free-generation and base-model pipelines, sharing the store and the one model
+    (the base variant runs it with the adapters disabled)."""
+    from graphraft.adapters import BASE
     from graphraft.generate import ConstrainedGenerator, FreeGenerator
 
+    model, tokenizer = pipeline.model, pipeline.tokenizer
     free = copy.copy(pipeline)
-    free.generator, free.reasoner = FreeGenerator(pipeline.generator.model, tokenizer), None
+    free.generator, free.reasoner = FreeGenerator(model, tokenizer, adapter=pipeline.generator.adapter), None
     base = copy.copy(pipeline)
-    base.generator, base.reasoner = ConstrainedGenerator(base_model, tokenizer), None
+    base.generator = ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE)
+    base.reasoner = None
     return free, base
 
 

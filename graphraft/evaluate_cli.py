@@ -48,7 +48,6 @@ def eval_command(
     from graphraft.config import load_settings
     from graphraft.embeddings import make_embedder
     from graphraft.evaluate import METHODS, evaluate, variants, write_report
-    from graphraft.models import load_causal_lm
     from graphraft.pipeline import GraphRAFT
 
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
@@ -69,8 +68,7 @@ def eval_command(
     console = Console(stderr=True)
     pipeline = GraphRAFT(settings, graph=graph_name, num_beams=beams)
     try:
-        base_model, tokenizer = load_causal_lm(settings.base_model, settings.home)
-        free, base = variants(pipeline, base_model, tokenizer)
+        free, base = variants(pipeline)
         embedder = make_embedder(settings) if "vector" in chosen else None
         if "vector" in chosen and embedder is None:
             raise ConfigurationError("the vector method needs an embedder (GRAPHRAFT_EMBEDDER=local or openai)")

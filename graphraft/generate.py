@@ -1,4 +1,9 @@
-"""L1 generation under the trie constraint: the m most likely valid queries for a question."""
+"""L1 generation under the trie constraint: the m most likely valid queries for a question.
+
+The default is the exact top-m search over the candidate tree (``decoding/search.py``): the
+same score as beam search (summed log-probabilities), exact where beam search is not, and a
+handful of wide forward calls instead of one call per generated token. Hugging Face beam
+search with the trie logits processor stays as the reference (``method="beam"``)."""
 
 from __future__ import annotations
 
@@ -7,22 +12,28 @@ from dataclasses import dataclass
 
 import torch
 
+from graphraft.adapters import adapter_active
 from graphraft.decoding.processor import TrieLogitsProcessor
+from graphraft.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStats, top_m
+from graphraft.decoding.tree_attention import PromptCache
 from graphraft.decoding.trie import CandidateIndex
 from graphraft.prompts import l1_messages, prompt_ids
+
+METHODS = ("exact", "beam")
 
 
 @dataclass(frozen=True)
 class GeneratedQuery:
     cypher: str
-    score: float  # sequence log-probability (beam score), higher is better
+    score: float  # sequence log-probability (summed token log-probabilities), higher is better
     rank: int
 
 
 def _beam_search(model, tokenizer, prompt: list[int], beams: int, max_new_tokens: int, eos_token_id: int,
                  processors=()) -> list[tuple[list[int], float]]:
     """(generated token ids, sequence score) for each returned beam, best first."""
-    input_ids = torch.tensor([prompt])
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([prompt], device=device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_token_id
     output = model.generate(
         input_ids=input_ids, attention_mask=torch.ones_like(input_ids), logits_processor=list(processors),
@@ -39,7 +50,7 @@ def _beam_search(model, tokenizer, prompt: list[int], beams: int, max_new_tokens
 
 
 def _unique(queries) -> list[GeneratedQuery]:
-    """Distinct non-empty queries in beam order, ranked from 0."""
+    """Distinct non-empty queries in score order, ranked from 0."""
     results, seen = [], set()
     for query, score in queries:
         if query and query not in seen:
@@ -49,10 +60,20 @@ def _unique(queries) -> list[GeneratedQuery]:
 
 
 class ConstrainedGenerator:
-    """Beam search (or greedy, ``num_beams=1``) that can only write candidate queries."""
+    """L1 that can only write candidate queries: the ``num_beams`` most likely ones.
 
-    def __init__(self, model, tokenizer, schema_hint: str | None = None):
+    ``adapter`` names the adapter to run on a multi-adapter model (``adapters.BASE``: none);
+    None runs the model as it is. The prompt's KV is reused across questions, so the model's
+    weights must not change while a generator is in use (make a new one after training)."""
+
+    def __init__(self, model, tokenizer, schema_hint: str | None = None, method: str = "exact",
+                 adapter: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET):
+        if method not in METHODS:
+            raise ValueError(f"unknown decoding method {method!r}: choose {' or '.join(METHODS)}")
         self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
+        self.method, self.adapter, self.token_budget = method, adapter, token_budget
+        self.prompts = PromptCache()
+        self.stats = SearchStats()  # forward calls and tokens fed by the exact search, summed
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
@@ -61,52 +82,59 @@ class ConstrainedGenerator:
         index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
         beams = max(1, min(num_beams, len(index)))
         prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
-        processor = TrieLogitsProcessor(index.trie, len(prompt), index.eos_token_id, num_beams=beams)
+        with adapter_active(self.model, self.adapter):
+            if self.method == "exact":
+                found = [(r.sequence, r.score) for r in top_m(self.model, prompt, index.radix(), beams,
+                                                              self.token_budget, self.prompts, self.stats)]
+            else:
+                found = self._beam(prompt, index, beams)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
-        found = _beam_search(self.model, self.tokenizer, prompt, beams, index.trie.max_length,
-                             index.eos_token_id, [processor])
         # fail-closed: a sequence that is not a candidate maps to None and is dropped
         return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
+
+    def _beam(self, prompt: list[int], index: CandidateIndex, beams: int) -> list[tuple[list[int], float]]:
+        processor = TrieLogitsProcessor(index.trie, len(prompt), index.eos_token_id, num_beams=beams)
+        found = _beam_search(self.model, self.tokenizer, prompt, beams, index.trie.max_length,
+                             index.eos_token_id, [processor])
+        if beams == 1:  # greedy returns no score: the summed log-probability, teacher-forced
+            found = [(sequence, _sequence_logprob(self.model, prompt, sequence)) for sequence, _ in found]
+        return found
+
+
+def _sequence_logprob(model, prompt: list[int], sequence: list[int]) -> float:
+    device = next(model.parameters()).device
+    ids = torch.tensor([prompt + list(sequence)], device=device)
+    logprobs = torch.log_softmax(model(input_ids=ids).logits[0, len(prompt) - 1:-1].float(), dim=-1)
+    return logprobs[torch.arange(len(sequence)), torch.tensor(sequence)].sum().item()
 
 
 class FreeGenerator:
     """L1 without the constraint (a baseline): beam search over the whole vocabulary; the
     queries are returned as written, valid or not."""
 
-    def __init__(self, model, tokenizer, schema_hint: str | None = None, max_new_tokens: int = 160):
+    def __init__(self, model, tokenizer, schema_hint: str | None = None, max_new_tokens: int = 160,
+                 adapter: str | None = None):
         self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
-        self.max_new_tokens = max_new_tokens
+        self.max_new_tokens, self.adapter = max_new_tokens, adapter
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str] = (), num_beams: int = 5) -> list[GeneratedQuery]:
         prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
-        found = _beam_search(self.model, self.tokenizer, prompt, num_beams, self.max_new_tokens,
-                             self.tokenizer.eos_token_id)
+        with adapter_active(self.model, self.adapter):
+            found = _beam_search(self.model, self.tokenizer, prompt, num_beams, self.max_new_tokens,
+                                 self.tokenizer.eos_token_id)
         return _unique((self.tokenizer.decode(sequence, skip_special_tokens=True).strip(), score)
                        for sequence, score in found)
 
 
 @torch.no_grad()
-def greedy_batch(model, tokenizer, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
-                 schema_hint: str | None = None) -> list[str | None]:
-    """Greedy constrained decoding of several questions at once (left-padded), one trie each.
-
-    Used for validation during training; a question with no candidates gets None."""
-    indexes = [CandidateIndex(tokenizer, list(dict.fromkeys(c))) if c else None for c in candidate_lists]
-    live = [i for i, index in enumerate(indexes) if index is not None]
-    results: list[str | None] = [None] * len(questions)
-    if not live:
-        return results
-    prompts = [prompt_ids(tokenizer, l1_messages(questions[i], schema_hint)) for i in live]
-    width = max(len(p) for p in prompts)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    tries = [indexes[i].trie for i in live]
-    processor = TrieLogitsProcessor(tries, width, tokenizer.eos_token_id, num_beams=1)
-    output = model.generate(input_ids=input_ids, attention_mask=attention, logits_processor=[processor],
-                            max_new_tokens=max(t.max_length for t in tries), do_sample=False,
-                            eos_token_id=tokenizer.eos_token_id, pad_token_id=pad)
-    for row, i in enumerate(live):
-        results[i] = indexes[i].query_for(output[row, width:].tolist(), pad_token_id=pad)
+def top_queries(model, tokenizer, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
+                schema_hint: str | None = None, adapter: str | None = None) -> list[str | None]:
+    """L1's most likely candidate query for each question (exact search, m = 1); None for a
+    question with no candidates. Used for validation during training and for L2's evidence."""
+    generator = ConstrainedGenerator(model, tokenizer, schema_hint, adapter=adapter)
+    results: list[str | None] = []
+    for question, candidates in zip(questions, candidate_lists):
+        found = generator.generate(question, candidates, num_beams=1) if candidates else []
+        results.append(found[0].cypher if found else None)
     return results

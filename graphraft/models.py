@@ -75,12 +75,40 @@ def load_tokenizer(name: str, home: Path):
     return tokenizer
 
 
+def native_bfloat16() -> bool:
+    """Whether this machine computes in bfloat16 natively: CUDA, or a CPU with AVX512-BF16 or
+    AMX. Elsewhere bfloat16 is emulated (and its rounding changes scores), so float32."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    cpu = getattr(torch, "cpu", None)
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(cpu, check, lambda: False)() for check in checks)
+
+
+def resolve_dtype(setting: str = "auto"):
+    """The torch dtype for a ``dtype`` setting: 'auto', 'float32' or 'bfloat16'."""
+    import torch
+
+    if setting == "auto":
+        return torch.bfloat16 if native_bfloat16() else torch.float32
+    if setting in ("float32", "bfloat16"):
+        return getattr(torch, setting)
+    raise ConfigurationError(f"unknown dtype {setting!r}: choose auto, float32 or bfloat16")
+
+
 def load_causal_lm(name: str, home: Path, dtype=None):
     """(model, tokenizer) for a model name: 'bundled', a folder, a hub id, or 'tiny-random'
-    (a tiny random model for tests and the notebook's CI run)."""
-    if name == TINY_RANDOM:
-        return tiny_random_model(home)
+    (a tiny random model for tests and the notebook's CI run). ``dtype``: a torch dtype or a
+    setting ('auto', 'float32', 'bfloat16'); default float32."""
     import torch
+
+    if isinstance(dtype, str):
+        dtype = resolve_dtype(dtype)
+    if name == TINY_RANDOM:
+        model, tokenizer = tiny_random_model(home)
+        return (model.to(dtype) if dtype is not None else model), tokenizer
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from graphraft.adapters import BASE
 from graphraft.config import Settings, load_settings
 from graphraft.entities.extract import EntityExtractor, make_extractor
 from graphraft.entities.resolve import EntityResolver
@@ -59,27 +60,27 @@ class GraphRAFT:
                  max_hops: int = 3, fanout_cap: int = 500, node_budget: int = 100, evidence_tokens: int = 1_500):
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
-        from graphraft.adapters import load_adapter
+        from graphraft.adapters import load_adapters, read_metadata
         from graphraft.models import load_causal_lm
 
         if model is None or tokenizer is None:
-            model, tokenizer = load_causal_lm(self.settings.base_model, self.settings.home)
-        if self.settings.l1_adapter:
-            model = load_adapter(model, self.settings.l1_adapter, "l1", self.settings.base_model)
+            model, tokenizer = load_causal_lm(self.settings.base_model, self.settings.home, dtype=self.settings.dtype)
+        # one base model in memory; L1 and L2 are named adapters on it, switched per stage
+        folders = {task: folder for task, folder in (("l1", self.settings.l1_adapter), ("l2", self.settings.l2_adapter))
+                   if folder}
+        model = load_adapters(model, folders, self.settings.base_model)
+        self.model = model
         self.reasoner = None
         self.evidence_details, self.evidence_patterns = DETAIL_CHARS, None
         if self.settings.l2_adapter:
-            from graphraft.adapters import read_metadata
-
             # L2 reads evidence best as it was trained: budget, details, number of patterns
             trained = read_metadata(self.settings.l2_adapter)
             evidence_tokens = trained.get("evidence_tokens", evidence_tokens)
             self.evidence_details, self.evidence_patterns = trained.get("evidence_details", DETAIL_CHARS), trained.get("queries")
-            base, _ = load_causal_lm(self.settings.base_model, self.settings.home)
-            self.reasoner = AnswerSelector(load_adapter(base, self.settings.l2_adapter, "l2",
-                                                        self.settings.base_model), tokenizer)
+            self.reasoner = AnswerSelector(model, tokenizer, adapter="l2")
         self.tokenizer = tokenizer
-        self.generator = ConstrainedGenerator(model, tokenizer)
+        self.generator = ConstrainedGenerator(model, tokenizer, method=self.settings.decoding,
+                                              adapter="l1" if self.settings.l1_adapter else BASE)
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
         self.resolver = EntityResolver(self.store, self._embedder, self.settings.similarity_floor,
                                        self.settings.max_candidates)

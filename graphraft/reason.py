@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphraft.adapters import adapter_active
+from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
 from graphraft.decoding.trie import candidate_sequences
 from graphraft.prompts import l2_answer_text, l2_messages, prompt_ids
 
@@ -25,8 +27,13 @@ class ScoredSet:
 
 
 class AnswerSelector:
-    def __init__(self, model, tokenizer):
-        self.model, self.tokenizer = model, tokenizer
+    """L2 over the answer sets the queries returned. ``adapter`` names the adapter to run on a
+    multi-adapter model (None: the model as it is). The prompt's KV is reused across
+    questions, so the weights must not change while a selector is in use."""
+
+    def __init__(self, model, tokenizer, adapter: str | None = None):
+        self.model, self.tokenizer, self.adapter = model, tokenizer, adapter
+        self.prompts = PromptCache()
 
     @torch.no_grad()
     def score(self, question: str, evidence: str, sets: Sequence[Sequence[dict]],
@@ -34,7 +41,11 @@ class AnswerSelector:
         """Each non-empty set of retrieved nodes scored as L2's reply, best first. ``priors``
         (one per set; L1's log-probability of the query that returned it) are added: L2 reranks
         L1's queries by what they returned, and overrules a confident L1 only with a clear
-        preference."""
+        preference.
+
+        One forward call: the question and evidence are encoded once and every reply sits on
+        top of them as a branch of a token tree (tree attention), with logits only at the
+        reply's positions."""
         priors = list(priors) if priors is not None else [0.0] * len(sets)
         kept = [(list(s), p) for s, p in zip(sets, priors) if s]
         if not kept:
@@ -43,21 +54,19 @@ class AnswerSelector:
         prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
         replies = candidate_sequences(self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence)
                                                     for s in sets])
-        width = len(prompt) + max(len(r) for r in replies)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        # right-padded batch: the prompt is shared, positions line up without position ids
-        ids = torch.full((len(sets), width), pad)
-        mask = torch.zeros((len(sets), width), dtype=torch.long)
-        for row, reply in enumerate(replies):
-            ids[row, :len(prompt) + len(reply)] = torch.tensor(prompt + list(reply))
-            mask[row, :len(prompt) + len(reply)] = 1
-        logits = self.model(input_ids=ids, attention_mask=mask).logits[:, len(prompt) - 1:]
-        logprobs = torch.log_softmax(logits.float(), dim=-1)  # the reply's positions only
-        scored = []
-        for row, (nodes, reply, prior) in enumerate(zip(sets, replies, priors)):
-            positions = torch.arange(len(reply))
-            tokens = torch.tensor(list(reply))
-            mean = logprobs[row, positions, tokens].mean().item()
+        with adapter_active(self.model, self.adapter):
+            tree = TreeCache(self.model, prompt, self.prompts)
+            # a reply's last token needs no logits after it
+            forward, prompt_row, fed = tree.feed([Branch((), tuple(reply[:-1])) for reply in replies])
+        rows, tokens = [], []
+        for reply, where in zip(replies, fed):
+            rows += [prompt_row, *where.rows]
+            tokens += list(reply)
+        values = forward.logprobs(rows, tokens).tolist()
+        scored, start = [], 0
+        for nodes, reply, prior in zip(sets, replies, priors):
+            mean = sum(values[start:start + len(reply)]) / len(reply)
+            start += len(reply)
             scored.append(ScoredSet(tuple(n["id"] for n in nodes), mean + prior))
         return sorted(scored, key=lambda s: -s.score)
 

@@ -116,7 +116,7 @@ class L1TopQueries:
     """``(questions, candidate lists) -> L1's greedy constrained query for each``, with an L1
     adapter (loaded on first use, with the schema hint it was trained with)."""
 
-    def __init__(self, config: TrainConfig, home: Path, store, batch_size: int = 16):
+    def __init__(self, config: TrainConfig, home: Path, store, batch_size: int = 64):
         from graphraft.adapters import check_metadata
 
         check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
@@ -125,7 +125,7 @@ class L1TopQueries:
 
     def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
         from graphraft.adapters import load_adapter, read_metadata
-        from graphraft.generate import greedy_batch
+        from graphraft.generate import top_queries
 
         if self.loaded is None:
             base, tokenizer = load_base(self.config, self.home)
@@ -135,8 +135,8 @@ class L1TopQueries:
         model, tokenizer, hint = self.loaded
         found: list[str | None] = []
         for start in range(0, len(questions), self.batch_size):
-            found += greedy_batch(model, tokenizer, questions[start:start + self.batch_size],
-                                  candidates[start:start + self.batch_size], hint)
+            found += top_queries(model, tokenizer, questions[start:start + self.batch_size],
+                                 candidates[start:start + self.batch_size], hint)
         return found
 
 
@@ -176,19 +176,19 @@ class ExactMatch:
 
         enumerator = PatternEnumerator(store)
         self.rows, self.targets, self.batch_size, self.hint = rows, targets, batch_size, hint
-        self.num_beams = num_beams  # 1: greedy, batched; more: beam search as `ask` runs it, the top beam
+        self.num_beams = num_beams  # 1: L1's most likely query; more: the top of `ask`'s search (the same)
         self.candidates = []
         for row in rows:
             refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
             self.candidates.append([p.cypher for p in enumerator.all_patterns(refs, max_hops).patterns])
 
     def _write(self, model, tokenizer, start: int) -> list[str | None]:
-        from graphraft.generate import ConstrainedGenerator, greedy_batch
+        from graphraft.generate import ConstrainedGenerator, top_queries
 
         batch = self.rows[start:start + self.batch_size]
         candidates = self.candidates[start:start + self.batch_size]
         if self.num_beams == 1:
-            return greedy_batch(model, tokenizer, [r["question"] for r in batch], candidates, self.hint)
+            return top_queries(model, tokenizer, [r["question"] for r in batch], candidates, self.hint)
         generator = ConstrainedGenerator(model, tokenizer, self.hint)
         tops = [generator.generate(r["question"], c, self.num_beams) for r, c in zip(batch, candidates)]
         return [top[0].cypher if top else None for top in tops]

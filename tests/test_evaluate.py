@@ -30,12 +30,11 @@ def report(store, embedder, graphraft_home, tmp_path):
     load(store)
     embed_missing_names(store, embedder)
     model, tokenizer = tiny_random_model(graphraft_home, seed=1)
-    base, _ = tiny_random_model(graphraft_home, seed=2)
     settings = load_settings(home=graphraft_home, embedder="none")
     pipeline = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer,
                          extractor=MarkedMentionExtractor(), num_beams=3)
     pipeline.reasoner = AnswerSelector(model, tokenizer)
-    free, base_pipeline = variants(pipeline, base, tokenizer)
+    free, base_pipeline = variants(pipeline)
     free.generator.max_new_tokens = 12  # random weights write noise; keep it short
     items = [item("q1", "which films did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]),
              item("q2", "who directed the films starring [Tom Hanks]", ["Robert Zemeckis", "Penny Marshall"], 2),

@@ -24,6 +24,11 @@ class TokenTrie:
     def __len__(self) -> int:
         return len(self._sequences)
 
+    @property
+    def sequences(self) -> list[tuple[int, ...]]:
+        """The candidates' token sequences, sorted."""
+        return self._sequences
+
     def __contains__(self, sequence: Sequence[int]) -> bool:
         sequence = tuple(sequence)
         i = bisect_left(self._sequences, sequence)
@@ -144,9 +149,18 @@ class CandidateIndex:
             if collecting:
                 gc.enable()
         self.eos_token_id = tokenizer.eos_token_id
+        self._radix = None
 
     def __len__(self) -> int:
         return len(self._query_of)
+
+    def radix(self):
+        """The trie as a radix tree (runs of single-child tokens as one edge), built once."""
+        if self._radix is None:
+            from graphraft.decoding.radix import build_radix
+
+            self._radix = build_radix(self.trie.sequences)
+        return self._radix
 
     def query_for(self, generated: Sequence[int], pad_token_id: int | None = None) -> str | None:
         """The candidate a generated row spells, or None (it spells none)."""

@@ -1,0 +1,187 @@
+"""Exact top-m search over the candidate radix tree: the m candidates with the highest
+summed log-probability (the score beam search uses), found exactly where beam search is
+approximate.
+
+Best-first: an open node's key is its path's log-probability up to the first token of its
+edge. Adding tokens can only lower a log-probability, so the key bounds every candidate below
+the node, and a finished candidate that reaches the top of the queue beats everything still
+open: the first m taken off are the m best (A* with a zero heuristic).
+
+Each forward call feeds many edges at once through tree attention (``TreeCache``): the open
+nodes in key order, then, while the call's token budget lasts, their descendants by a guessed
+key (the parent's key less the log of its number of children). On a CPU a call costs about
+as much for one token as for dozens, so wide calls mean few calls. Guesses only decide what
+is fed early; results depend on exact scores alone.
+
+Fail-closed: only sequences of the tree come out."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphraft.decoding.radix import RadixNode
+from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
+
+DEFAULT_TOKEN_BUDGET = 48
+
+
+@dataclass(frozen=True)
+class Scored:
+    sequence: tuple[int, ...]
+    score: float  # summed log-probability of the sequence after the prompt
+
+
+@dataclass
+class SearchStats:
+    calls: int = 0
+    fed_tokens: int = 0
+
+
+def _cost(node: RadixNode) -> int:
+    """Tokens to feed for a node: its whole edge, but a leaf's last token needs no logits."""
+    return len(node.edge) - (0 if node.children else 1)
+
+
+def top_m(model, prompt: Sequence[int], root: RadixNode, m: int, token_budget: int = DEFAULT_TOKEN_BUDGET,
+          prefix: PromptCache | None = None, stats: SearchStats | None = None) -> list[Scored]:
+    """The ``m`` best sequences of the tree (fewer if it has fewer), best first."""
+    if m < 1 or not (root.children or root.sequence):
+        return []
+    return _Search(model, prompt, root, m, token_budget, prefix, stats or SearchStats()).run()
+
+
+class _Search:
+    def __init__(self, model, prompt, root: RadixNode, m: int, budget: int, prefix, stats: SearchStats):
+        self.tree = TreeCache(model, prompt, prefix)
+        self.root, self.m, self.budget, self.stats = root, m, max(1, budget), stats
+        self.tick = itertools.count()
+        self.queue: list = []  # (-value, tick, node, done); done: value is a finished candidate's score
+        # open nodes (parent scored, node not fed): id -> (upper bound, node, parent)
+        self.open_nodes: dict[int, tuple[float, RadixNode, RadixNode]] = {}
+        self.score: dict[int, float] = {}  # fed nodes: exact log-probability of the path
+        self.path: dict[int, tuple[int, ...]] = {id(root): ()}  # fed nodes: cache slots of the path
+        self.best: list[float] = []  # min-heap of the m best finished scores seen (for pruning)
+        self.found: list[Scored] = []
+
+    # -- queue ------------------------------------------------------------------------------
+    def bar(self) -> float:
+        return self.best[0] if len(self.best) >= self.m else -math.inf
+
+    def finish(self, node: RadixNode, value: float) -> None:
+        heapq.heappush(self.queue, (-value, next(self.tick), node, True))
+        heapq.heappush(self.best, value)
+        if len(self.best) > self.m:
+            heapq.heappop(self.best)
+
+    def open(self, node: RadixNode, parent: RadixNode, bound: float) -> None:
+        if bound < self.bar():
+            return  # m finished candidates already beat everything below it
+        if _cost(node) == 0:  # a one-token leaf: its key is its exact score
+            self.finish(node, bound)
+            return
+        self.open_nodes[id(node)] = (bound, node, parent)
+        heapq.heappush(self.queue, (-bound, next(self.tick), node, False))
+
+    def emit(self) -> bool:
+        """Take finished candidates off the top of the queue; True when the search is over."""
+        while self.queue:
+            negative, _, node, done = self.queue[0]
+            if not done:
+                if id(node) in self.open_nodes:
+                    return False
+                heapq.heappop(self.queue)  # fed since it was queued
+                continue
+            heapq.heappop(self.queue)
+            self.found.append(Scored(node.sequence, -negative))
+            if len(self.found) == self.m:
+                return True
+        return True  # nothing left: fewer candidates than m
+
+    # -- calls ------------------------------------------------------------------------------
+    def select(self, first: bool) -> list[tuple[RadixNode, RadixNode]]:
+        """(node, parent) pairs to feed next, parents first: open nodes by key, then their
+        descendants by a guessed key, within the token budget (at least one node)."""
+        heap: list = []
+        if first:
+            share = math.log(max(1, len(self.root.children)))
+            for child in self.root.children:
+                heap.append((share, next(self.tick), child, self.root))
+        else:
+            bar = self.bar()
+            for bound, node, parent in self.open_nodes.values():
+                if bound >= bar:
+                    heap.append((-bound, next(self.tick), node, parent))
+        heapq.heapify(heap)
+        chosen, used = [], 0
+        while heap:
+            negative, _, node, parent = heapq.heappop(heap)
+            cost = _cost(node)
+            if cost == 0:
+                continue  # scored for free once its parent is
+            if chosen and used + cost > self.budget:
+                continue
+            chosen.append((node, parent))
+            used += cost
+            share = math.log(max(1, len(node.children)))
+            for child in node.children:
+                heapq.heappush(heap, (negative + share, next(self.tick), child, node))
+        return chosen
+
+    def run(self) -> list[Scored]:
+        first = True
+        while True:
+            self.step(self.select(first), first)
+            first = False
+            if self.emit() or not self.open_nodes:
+                return self.found
+
+    def step(self, selected: list[tuple[RadixNode, RadixNode]], first: bool) -> None:
+        index = {id(node): i for i, (node, _) in enumerate(selected)}
+        branches = [Branch(self.path.get(id(parent), ()), node.edge[:_cost(node)], index.get(id(parent)))
+                    for node, parent in selected]
+        if not first and not branches:
+            return
+        forward, prompt_row, fed = self.tree.feed(branches)
+        self.stats.calls += 1
+        self.stats.fed_tokens += sum(len(b.tokens) for b in branches)
+        last_row = {id(self.root): prompt_row} if first else {}
+        rows, tokens, bounds = [], [], [0]
+        for (node, _), where in zip(selected, fed):
+            self.path[id(node)] = where.path
+            last_row[id(node)] = where.rows[-1] if len(where.rows) else None
+            for i in range(1, len(node.edge)):  # edge token i given the ones before it
+                rows.append(where.rows[i - 1])
+                tokens.append(node.edge[i])
+            bounds.append(len(rows))
+        values = forward.logprobs(rows, tokens).tolist() if rows else []
+        edge_sum = {id(node): math.fsum(values[bounds[i]:bounds[i + 1]]) for i, (node, _) in enumerate(selected)}
+
+        # exact scores: open nodes fed now have their key; the root starts at 0
+        level = []
+        if first:
+            self.score[id(self.root)] = 0.0
+            level.append(self.root)
+        for node, _ in selected:
+            if id(node) in self.open_nodes:
+                self.score[id(node)] = self.open_nodes.pop(id(node))[0] + edge_sum[id(node)]
+                level.append(node)
+        # then down the fed part of the tree, one gather per level
+        while level:
+            for node in level:
+                if node.sequence is not None and node is not self.root:
+                    self.finish(node, self.score[id(node)])
+            pairs = [(node, child) for node in level for child in node.children]
+            firsts = forward.logprobs([last_row[id(node)] for node, _ in pairs],
+                                      [child.edge[0] for _, child in pairs]).tolist() if pairs else []
+            level = []
+            for (node, child), value in zip(pairs, firsts):
+                bound = self.score[id(node)] + value
+                if id(child) in edge_sum:  # fed in this call too
+                    self.score[id(child)] = bound + edge_sum[id(child)]
+                    level.append(child)
+                else:
+                    self.open(child, node, bound)
