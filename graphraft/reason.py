@@ -31,8 +31,10 @@ class AnswerSelector:
     multi-adapter model (None: the model as it is). The prompt's KV is reused across
     questions, so the weights must not change while a selector is in use."""
 
-    def __init__(self, model, tokenizer, adapter: str | None = None):
-        self.model, self.tokenizer, self.adapter = model, tokenizer, adapter
+    def __init__(self, model, tokenizer, adapter: str | None = None, method: str = "tree"):
+        if method not in ("tree", "batch"):
+            raise ValueError(f"unknown L2 scoring method {method!r}: choose tree or batch")
+        self.model, self.tokenizer, self.adapter, self.method = model, tokenizer, adapter, method
         self.prompts = PromptCache()
 
     @torch.no_grad()
@@ -55,20 +57,40 @@ class AnswerSelector:
         replies = candidate_sequences(self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence)
                                                     for s in sets])
         with adapter_active(self.model, self.adapter):
-            tree = TreeCache(self.model, prompt, self.prompts)
-            # a reply's last token needs no logits after it
-            forward, prompt_row, fed = tree.feed([Branch((), tuple(reply[:-1])) for reply in replies])
+            means = self._tree(prompt, replies) if self.method == "tree" else self._batch(prompt, replies)
+        scored = [ScoredSet(tuple(n["id"] for n in nodes), mean + prior)
+                  for nodes, mean, prior in zip(sets, means, priors)]
+        return sorted(scored, key=lambda s: -s.score)
+
+    def _tree(self, prompt: list[int], replies: list[tuple[int, ...]]) -> list[float]:
+        tree = TreeCache(self.model, prompt, self.prompts)
+        # a reply's last token needs no logits after it
+        forward, prompt_row, fed = tree.feed([Branch((), tuple(reply[:-1])) for reply in replies])
         rows, tokens = [], []
         for reply, where in zip(replies, fed):
             rows += [prompt_row, *where.rows]
             tokens += list(reply)
         values = forward.logprobs(rows, tokens).tolist()
-        scored, start = [], 0
-        for nodes, reply, prior in zip(sets, replies, priors):
-            mean = sum(values[start:start + len(reply)]) / len(reply)
+        means, start = [], 0
+        for reply in replies:
+            means.append(sum(values[start:start + len(reply)]) / len(reply))
             start += len(reply)
-            scored.append(ScoredSet(tuple(n["id"] for n in nodes), mean + prior))
-        return sorted(scored, key=lambda s: -s.score)
+        return means
+
+    def _batch(self, prompt: list[int], replies: list[tuple[int, ...]]) -> list[float]:
+        """The reference: prompt + reply for every set in one right-padded batch (the prompt
+        encoded once per set)."""
+        width = len(prompt) + max(len(r) for r in replies)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(replies), width), pad)
+        mask = torch.zeros((len(replies), width), dtype=torch.long)
+        for row, reply in enumerate(replies):
+            ids[row, :len(prompt) + len(reply)] = torch.tensor(prompt + list(reply))
+            mask[row, :len(prompt) + len(reply)] = 1
+        logits = self.model(input_ids=ids, attention_mask=mask).logits[:, len(prompt) - 1:]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        return [logprobs[row, torch.arange(len(reply)), torch.tensor(list(reply))].mean().item()
+                for row, reply in enumerate(replies)]
 
     def select(self, question: str, evidence: str, sets: Sequence[Sequence[dict]],
                priors: Sequence[float] | None = None) -> list[str]:

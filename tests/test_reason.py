@@ -67,3 +67,26 @@ def test_empty_sets_are_skipped_and_no_set_means_no_choice(selector):
 
 def test_the_reply_lists_names_in_evidence_order():
     assert l2_answer_text(["Historical Fiction", "Memoir", "Nowhere"], EVIDENCE) == "Memoir\nHistorical Fiction\nNowhere"
+
+
+def test_one_pass_scores_equal_the_padded_batch_reference(graphraft_home):
+    """The tree-attention pass (question and evidence encoded once, every reply a branch)
+    gives each set the score the right-padded batch (prompt repeated per set) gives it."""
+    from graphraft.models import tiny_random_model
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=4)
+    sets = [nodes("Bergen", "Lisbon"), nodes("Isolde Valdés"), nodes("Memoir", "Horror", "Historical Fiction"),
+            nodes("Memoir")]
+    question = "where was the author of [The Iron Lantern] born"
+    tree = AnswerSelector(model, tokenizer).score(question, EVIDENCE, sets, priors=[0.0, -1.0, -2.0, -0.5])
+    batch = AnswerSelector(model, tokenizer, method="batch").score(question, EVIDENCE, sets,
+                                                                    priors=[0.0, -1.0, -2.0, -0.5])
+    assert [s.node_ids for s in tree] == [s.node_ids for s in batch]
+    assert [s.score for s in tree] == pytest.approx([s.score for s in batch], abs=1e-4)
+    # a second question reuses the cached system prompt and still agrees
+    selector = AnswerSelector(model, tokenizer)
+    selector.score(question, EVIDENCE, sets)
+    again = selector.score("which genres is [The Iron Lantern] in", EVIDENCE, sets)
+    reference = AnswerSelector(model, tokenizer, method="batch").score("which genres is [The Iron Lantern] in",
+                                                                       EVIDENCE, sets)
+    assert [s.score for s in again] == pytest.approx([s.score for s in reference], abs=1e-4)

@@ -1,0 +1,129 @@
+"""`ask` latency: the previous release's path and the new one, in one process, on the same
+questions, with the same model and adapters.
+
+- before: L1 by Hugging Face beam search under the trie logits processor (one forward per
+  generated token), L2 scoring every answer set in a right-padded batch;
+- after: L1 by the exact top-m search over the candidate radix tree (a few wide forward calls
+  with tree attention), L2 in one pass over a shared prompt.
+
+Questions alternate which path runs first. Prints p50/p95 per stage, the speed-up, how often
+the two agree on the top query, and Hit@1 of each; with --bfloat16 also the new path with
+bfloat16 weights (and how often its top query differs from float32's).
+
+    python benchmarks/ask_latency.py --dataset demo \\
+        --l1-adapter outputs/training/l1-demo/adapter --l2-adapter outputs/training/l2-demo/adapter
+    python benchmarks/ask_latency.py --dataset metaqa --limit 30 \\
+        --l1-adapter outputs/training/l1-metaqa/adapter --l2-adapter outputs/training/l2-metaqa/adapter
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from graphraft.config import load_settings
+from graphraft.evaluate import outcome_from_answer
+from graphraft.generate import ConstrainedGenerator
+from graphraft.pipeline import GraphRAFT
+from graphraft.reason import AnswerSelector
+from graphraft.synthesize_cli import Dataset, Split, graph_for, load_items
+
+STAGES = ("anchors", "candidates", "generate", "execute", "reason", "total")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def before(pipeline: GraphRAFT) -> GraphRAFT:
+    """The previous release's path on the same model and adapters."""
+    old = copy.copy(pipeline)
+    old.generator = ConstrainedGenerator(pipeline.model, pipeline.tokenizer, method="beam",
+                                         adapter=pipeline.generator.adapter)
+    if pipeline.reasoner is not None:
+        old.reasoner = AnswerSelector(pipeline.model, pipeline.tokenizer, adapter="l2", method="batch")
+    return old
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=["demo", "metaqa"], default="demo")
+    parser.add_argument("--split", default="validation")
+    parser.add_argument("--limit", type=int, help="Questions per hop (a stable sample).")
+    parser.add_argument("--l1-adapter", type=Path)
+    parser.add_argument("--l2-adapter", type=Path)
+    parser.add_argument("--beams", type=int, default=5)
+    parser.add_argument("--bfloat16", action="store_true", help="Also run the new path with bfloat16 weights.")
+    parser.add_argument("--json", type=Path, help="Write the figures and per-question rows here.")
+    args = parser.parse_args()
+
+    items = load_items(Dataset(args.dataset), None, None, Split(args.split), None, args.limit)
+    settings = load_settings(l1_adapter=args.l1_adapter, l2_adapter=args.l2_adapter, dtype="float32")
+    graph = graph_for(None, Dataset(args.dataset), None, settings)
+    new = GraphRAFT(settings, graph=graph, num_beams=args.beams)
+    paths = {"before": before(new), "after": new}
+    if args.bfloat16:
+        paths["after-bf16"] = GraphRAFT(settings.model_copy(update={"dtype": "bfloat16"}), graph=graph,
+                                        store=new.store, num_beams=args.beams)
+    print(f"{len(items)} {args.dataset} {args.split} questions, {args.beams} queries each, "
+          f"torch threads {torch.get_num_threads()}, L1 {args.l1_adapter}, L2 {args.l2_adapter}")
+    for pipeline in paths.values():  # warm-up (first-call costs: tokenizer, kernels), not counted
+        pipeline.ask(items[0].question)
+
+    rows = []
+    for number, item in enumerate(items):
+        order = list(paths) if number % 2 == 0 else list(reversed(paths))
+        row = {"qid": item.qid, "hops": item.hops}
+        for name in order:
+            started = time.perf_counter()
+            answer = paths[name].ask(item.question)
+            wall = time.perf_counter() - started
+            outcome = outcome_from_answer(item, name, answer, wall, use_selection=new.reasoner is not None)
+            row[name] = {"timings": {**answer.timings, "total": wall}, "hit1": outcome.scores.hit_at_1,
+                         "top": answer.queries[0].cypher if answer.queries else None}
+        rows.append(row)
+
+    print(f"\n{'stage (s)':<12}" + "".join(f"{name + ' p50':>16}{name + ' p95':>16}" for name in paths))
+    figures: dict = {"questions": len(items), "paths": {}}
+    for stage in STAGES:
+        line = f"{stage:<12}"
+        for name in paths:
+            values = [r[name]["timings"].get(stage, 0.0) for r in rows]
+            p50, p95 = percentile(values, 50), percentile(values, 95)
+            figures["paths"].setdefault(name, {})[stage] = {"p50": p50, "p95": p95}
+            line += f"{p50:>16.3f}{p95:>16.3f}"
+        print(line)
+    speedup = figures["paths"]["before"]["total"]["p50"] / figures["paths"]["after"]["total"]["p50"]
+    l1_speedup = figures["paths"]["before"]["generate"]["p50"] / figures["paths"]["after"]["generate"]["p50"]
+    agree = sum(r["before"]["top"] == r["after"]["top"] for r in rows) / len(rows)
+    figures.update(speedup_total_p50=speedup, speedup_generate_p50=l1_speedup, top_query_agreement=agree)
+    print(f"\nspeed-up, p50 of the whole ask: {speedup:.1f}x (L1 alone: {l1_speedup:.1f}x)")
+    print(f"top query the same in both: {agree * 100:.1f} % of {len(rows)} questions")
+    for name in paths:
+        hit = sum(r[name]["hit1"] for r in rows) / len(rows)
+        figures["paths"][name]["hit_at_1"] = hit
+        by_hop = {h: [r[name]["hit1"] for r in rows if r["hops"] == h] for h in sorted({r["hops"] for r in rows})}
+        print(f"Hit@1 {name:<11} {hit * 100:5.1f} %  (" + ", ".join(
+            f"{h}-hop {sum(v) / len(v) * 100:.1f} %" for h, v in by_hop.items()) + ")")
+    if "after-bf16" in paths:
+        differ = sum(r["after-bf16"]["top"] != r["after"]["top"] for r in rows) / len(rows)
+        figures["bf16_top_query_differs"] = differ
+        print(f"bfloat16: top query differs from float32 on {differ * 100:.1f} % of questions")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"figures": figures, "rows": rows}, indent=2))
+    new.close()
+
+
+if __name__ == "__main__":
+    main()
