@@ -4,7 +4,8 @@ questions, with the same model and adapters.
 - before: L1 by Hugging Face beam search under the trie logits processor (one forward per
   generated token), L2 scoring every answer set in a right-padded batch;
 - after: L1 by the exact top-m search over the candidate radix tree (a few wide forward calls
-  with tree attention), L2 in one pass over a shared prompt.
+  with tree attention), L2 in one pass over a shared prompt;
+- after-Nq: the same with `ask`'s new default, L1 writing as many queries as L2 reads (N).
 
 Questions alternate which path runs first. Prints p50/p95 per stage, the speed-up, how often
 the two agree on the top query, and Hit@1 of each; with --bfloat16 also the new path with
@@ -62,7 +63,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="Questions per hop (a stable sample).")
     parser.add_argument("--l1-adapter", type=Path)
     parser.add_argument("--l2-adapter", type=Path)
-    parser.add_argument("--beams", type=int, default=5)
+    parser.add_argument("--beams", type=int, default=5, help="Queries both paths write (the previous default, 5).")
+    parser.add_argument("--no-default", action="store_true",
+                        help="Skip the new path at its default (as many queries as L2 reads).")
     parser.add_argument("--bfloat16", action="store_true", help="Also run the new path with bfloat16 weights.")
     parser.add_argument("--json", type=Path, help="Write the figures and per-question rows here.")
     args = parser.parse_args()
@@ -72,6 +75,10 @@ def main() -> None:
     graph = graph_for(None, Dataset(args.dataset), None, settings)
     new = GraphRAFT(settings, graph=graph, num_beams=args.beams)
     paths = {"before": before(new), "after": new}
+    default = copy.copy(new)
+    default.num_beams = new.default_queries()
+    if not args.no_default and default.num_beams != args.beams:
+        paths[f"after-{default.num_beams}q"] = default
     if args.bfloat16:
         paths["after-bf16"] = GraphRAFT(settings.model_copy(update={"dtype": "bfloat16"}), graph=graph,
                                         store=new.store, num_beams=args.beams)

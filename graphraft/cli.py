@@ -273,7 +273,8 @@ def ask_cmd(
     question: Annotated[str, typer.Argument(help="The question, e.g. 'who directed [Black Snake Moan]'.")],
     graph: GraphOption = None,
     as_json: JsonOption = False,
-    beams: Annotated[int, typer.Option(min=1, help="Queries L1 writes (beam width).")] = 5,
+    beams: Annotated[Optional[int], typer.Option(
+        min=1, help="Queries L1 writes (default: as many as the L2 adapter reads, else 5).")] = None,
     max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest candidate pattern.")] = 3,
     node_budget: Annotated[int, typer.Option(min=1, help="Stop running queries after this many nodes.")] = 100,
     model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,

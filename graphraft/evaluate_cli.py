@@ -37,7 +37,8 @@ def eval_command(
     l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
     l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
-    beams: Annotated[int, typer.Option(min=1, help="Queries L1 writes (beam width).")] = 5,
+    beams: Annotated[Optional[int], typer.Option(
+        min=1, help="Queries L1 writes (default: as many as the L2 adapter reads, else 5).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Report folder (default outputs/eval/NAME-SPLIT).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -82,7 +83,7 @@ def eval_command(
     finally:
         pipeline.close()
     report.settings = {"graph": graph_name, "split": split.value, "hops": hops or "all", "limit_per_hop": limit,
-                       "beams": beams, "base_model": settings.base_model,
+                       "beams": pipeline.num_beams, "base_model": settings.base_model,
                        "l1_adapter": str(settings.l1_adapter) if settings.l1_adapter else None,
                        "l2_adapter": str(settings.l2_adapter) if settings.l2_adapter else None}
     paths = write_report(report, folder)

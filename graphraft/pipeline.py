@@ -25,6 +25,9 @@ from graphraft.reason import AnswerSelector
 from graphraft.retrieve import execute, patterns_shown, textualise
 
 
+DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
+
+
 class AnswerNode(BaseModel):
     id: str
     name: str
@@ -56,7 +59,7 @@ class Answer(BaseModel):
 
 class GraphRAFT:
     def __init__(self, settings: Settings | None = None, graph: str | None = None, store: GraphStore | None = None,
-                 model=None, tokenizer=None, extractor: EntityExtractor | None = None, num_beams: int = 5,
+                 model=None, tokenizer=None, extractor: EntityExtractor | None = None, num_beams: int | None = None,
                  max_hops: int = 3, fanout_cap: int = 500, node_budget: int = 100, evidence_tokens: int = 1_500):
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
@@ -85,8 +88,14 @@ class GraphRAFT:
         self.resolver = EntityResolver(self.store, self._embedder, self.settings.similarity_floor,
                                        self.settings.max_candidates)
         self.enumerator = PatternEnumerator(self.store, fanout_cap, self.settings.query_timeout_ms)
-        self.num_beams, self.max_hops = num_beams, max_hops
+        # L1 writes as many queries as L2 reads (the patterns its evidence shows, as trained):
+        # ranking more costs time and changes no answer; without L2, 5
+        self.num_beams = num_beams or self.default_queries()
+        self.max_hops = max_hops
         self.node_budget, self.evidence_tokens = node_budget, evidence_tokens
+
+    def default_queries(self) -> int:
+        return (self.evidence_patterns if self.reasoner is not None and self.evidence_patterns else DEFAULT_QUERIES)
 
     def _embedder(self):
         from graphraft.embeddings import make_embedder

@@ -23,7 +23,9 @@ from graphraft.prompts import l2_answer_text, l2_messages, prompt_ids
 @dataclass(frozen=True)
 class ScoredSet:
     node_ids: tuple[str, ...]
-    score: float  # mean log-probability of the names as L2's reply, plus the set's prior
+    # mean log-probability of the names as L2's reply, plus the set's prior (the prior alone
+    # when there was only one distinct set to choose from)
+    score: float
 
 
 class AnswerSelector:
@@ -49,10 +51,17 @@ class AnswerSelector:
         top of them as a branch of a token tree (tree attention), with logits only at the
         reply's positions."""
         priors = list(priors) if priors is not None else [0.0] * len(sets)
-        kept = [(list(s), p) for s, p in zip(sets, priors) if s]
-        if not kept:
+        # the same nodes make the same reply, so of equal sets only the best prior can win
+        distinct: dict[frozenset, tuple[list[dict], float]] = {}
+        for nodes, prior in zip(sets, priors):
+            key = frozenset(n["id"] for n in nodes)
+            if nodes and (key not in distinct or prior > distinct[key][1]):
+                distinct[key] = (list(nodes), prior)
+        if not distinct:
             return []
-        sets, priors = [s for s, _ in kept], [p for _, p in kept]
+        sets, priors = [s for s, _ in distinct.values()], [p for _, p in distinct.values()]
+        if len(sets) == 1:  # nothing to choose between: no need to run the model
+            return [ScoredSet(tuple(n["id"] for n in sets[0]), priors[0])]
         prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
         replies = candidate_sequences(self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence)
                                                     for s in sets])

@@ -216,13 +216,44 @@ class ExactMatch:
 
 
 # ---------------------------------------------------------------------------------- training
-def train(config: TrainConfig, settings, resume: bool = False, progress_callback=None) -> dict[str, Any]:
-    """Train an L1 or L2 adapter as configured; returns the summary also saved beside it."""
+def make_trainer(config: TrainConfig, model, tokenizer, train_examples: list[dict], val_examples: list[dict],
+                 checkpoints: Path, callbacks=(), **overrides):
+    """TRL's SFTTrainer with LoRA as ``config`` says (``overrides``: more SFTConfig fields)."""
     import torch
     from datasets import Dataset
     from peft import LoraConfig
-    from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
+
+    from graphraft.models import native_bfloat16
+
+    steps_per_epoch = -(-len(train_examples) // (config.batch_size * config.gradient_accumulation))
+    warmup_steps = int(config.warmup_ratio * steps_per_epoch * config.epochs)
+    on_gpu = torch.cuda.is_available()
+    args = SFTConfig(
+        output_dir=str(checkpoints), num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation,
+        learning_rate=config.learning_rate, warmup_steps=warmup_steps, lr_scheduler_type="linear",
+        logging_steps=config.logging_steps, save_strategy="steps", save_steps=config.save_steps, save_total_limit=2,
+        eval_strategy="epoch", report_to=[], seed=config.seed, bf16=config.bf16 and native_bfloat16(),
+        max_length=config.max_length, completion_only_loss=True, dataset_num_proc=None,
+        dataloader_num_workers=0, use_cpu=not on_gpu, disable_tqdm=True,
+        gradient_checkpointing=False,  # recomputation only costs time at these sizes
+        remove_unused_columns=True, padding_free=config.padding_free, **overrides,
+    )
+    layers = model.config.num_hidden_layers
+    top = min(config.lora.top_layers or layers, layers)
+    lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
+                      target_modules=config.lora.target_modules, task_type="CAUSAL_LM",
+                      layers_to_transform=list(range(layers - top, layers)) if top < layers else None)
+    return SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
+                      eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
+                      peft_config=lora, callbacks=list(callbacks))
+
+
+def train(config: TrainConfig, settings, resume: bool = False, progress_callback=None) -> dict[str, Any]:
+    """Train an L1 or L2 adapter as configured; returns the summary also saved beside it."""
+    import torch
+    from transformers import TrainerCallback
 
     from graphraft.graph import open_store
 
@@ -260,25 +291,6 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
 
     output_dir = Path(config.output_dir)
     checkpoints = output_dir / "checkpoints"
-    steps_per_epoch = -(-len(train_examples) // (config.batch_size * config.gradient_accumulation))
-    warmup_steps = int(config.warmup_ratio * steps_per_epoch * config.epochs)
-    on_gpu = torch.cuda.is_available()
-    args = SFTConfig(
-        output_dir=str(checkpoints), num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation,
-        learning_rate=config.learning_rate, warmup_steps=warmup_steps, lr_scheduler_type="linear",
-        logging_steps=config.logging_steps, save_strategy="steps", save_steps=config.save_steps, save_total_limit=2,
-        eval_strategy="epoch", report_to=[], seed=config.seed, bf16=config.bf16 and on_gpu,
-        max_length=config.max_length, completion_only_loss=True, dataset_num_proc=None,
-        dataloader_num_workers=0, use_cpu=not on_gpu, disable_tqdm=True,
-        gradient_checkpointing=False,  # recomputation only costs time at these sizes
-        remove_unused_columns=True,
-    )
-    layers = model.config.num_hidden_layers
-    top = min(config.lora.top_layers or layers, layers)
-    lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
-                      target_modules=config.lora.target_modules, task_type="CAUSAL_LM",
-                      layers_to_transform=list(range(layers - top, layers)) if top < layers else None)
     history: list[dict[str, Any]] = []
 
     class EpochReport(TrainerCallback):
@@ -294,9 +306,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
             if progress_callback and logs and "loss" in logs:
                 progress_callback({"step": state.global_step, "of": state.max_steps, "loss": logs["loss"]})
 
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
-                         eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
-                         peft_config=lora, callbacks=[EpochReport()])
+    trainer = make_trainer(config, model, tokenizer, train_examples, val_examples, checkpoints, [EpochReport()])
     if progress_callback:  # our progress lines replace the trainer's printed log dicts
         from transformers.trainer_callback import PrinterCallback
 

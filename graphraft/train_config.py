@@ -39,7 +39,12 @@ class TrainConfig(BaseModel):
     max_length: int = 384
     schema_hints: bool = False
     seed: int = 0
+    # bfloat16 autocast; only where the hardware computes it natively (CUDA, a CPU with
+    # AVX512-BF16 or AMX): emulated bfloat16 is slower than float32
     bf16: bool = False
+    # no compute on padding: each batch is one sequence of the examples laid end to end, with
+    # position ids restarting per example (a block-diagonal causal mask; no cross-talk)
+    padding_free: bool = True
     load_in_4bit: bool = False  # QLoRA through bitsandbytes, only when CUDA is present
     save_steps: int = 100
     logging_steps: int = 10

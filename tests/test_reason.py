@@ -44,9 +44,30 @@ def test_a_sets_score_does_not_depend_on_the_others_in_the_batch(selector):
     question = "which genres is [The Iron Lantern] in"
     sets = [nodes("Bergen", "Lisbon"), nodes("Memoir", "Horror", "Historical Fiction"), nodes("Isolde Valdés")]
     together = {s.node_ids: s.score for s in selector.score(question, EVIDENCE, sets)}
-    for one in sets:
-        alone = selector.score(question, EVIDENCE, [one])[0]
-        assert alone.score == pytest.approx(together[alone.node_ids], abs=1e-4)
+    partner = nodes("Somewhere Else")
+    for one in sets:  # beside another set than in the full batch
+        pair = {s.node_ids: s.score for s in selector.score(question, EVIDENCE, [partner, one])}
+        key = tuple(n["id"] for n in one)
+        assert pair[key] == pytest.approx(together[key], abs=1e-4)
+
+
+def test_equal_sets_keep_the_best_prior_and_one_set_needs_no_model(selector):
+    question = "where was the author of [The Iron Lantern] born"
+    cities, author = nodes("Bergen", "Lisbon"), nodes("Isolde Valdés")
+    plain = {s.node_ids: s.score for s in selector.score(question, EVIDENCE, [cities, author])}
+    # the cities twice (another order, a lower prior): scored once, with the better prior
+    scored = selector.score(question, EVIDENCE, [cities, author, list(reversed(cities))], priors=[-1.0, 0.0, -3.0])
+    assert len(scored) == 2
+    assert {s.node_ids: s.score for s in scored} == pytest.approx(
+        {("bergen", "lisbon"): plain[("bergen", "lisbon")] - 1.0, ("isolde valdés",): plain[("isolde valdés",)]},
+        abs=1e-4)
+
+    class Unusable:  # one distinct set: nothing to choose, so the model must not run
+        def __call__(self, *args, **kwargs):
+            raise AssertionError("the model ran")
+
+    lone = AnswerSelector(Unusable(), selector.tokenizer)
+    assert lone.select(question, EVIDENCE, [cities, [], list(reversed(cities))], [-2.0, 0.0, -1.0]) == ["lisbon", "bergen"]
 
 
 def test_priors_add_to_the_scores(selector):

@@ -253,3 +253,35 @@ def test_config_errors_name_the_file(tmp_path):
         TrainConfig.from_yaml(bad)
     with pytest.raises(InputFileError, match="training config not found"):
         TrainConfig.from_yaml(tmp_path / "none.yaml")
+
+
+def test_padding_free_batches_give_the_loss_of_padded_batches(graphraft_home):
+    """Padding-free training lays a batch's examples end to end with position ids restarting
+    per example; the attention mask is then block-diagonal, so no example sees another and
+    the loss equals the padded batch's. If attention crossed examples, it would not."""
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from graphraft.models import tiny_random_model
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=5)
+    examples = []
+    for question, query in (("who wrote [A]", "MATCH (a) RETURN a"), ("which genre is [Some Long Title]",
+                                                                       "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
+                            ("where is it now", "MATCH (x) RETURN x.id AS id LIMIT 1")):
+        example = tokenize_example(tokenizer, l1_messages(question), query)
+        labels = [t if keep else -100 for t, keep in zip(example["input_ids"], example["completion_mask"])]
+        examples.append({"input_ids": example["input_ids"], "labels": labels})
+    assert len({len(e["input_ids"]) for e in examples}) == 3  # different lengths: padding where padded
+    padded = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(examples)
+    free = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id, padding_free=True)(examples)
+    assert free["input_ids"].shape[0] == 1 and padded["input_ids"].shape[0] == 3
+    with torch.no_grad():
+        loss_padded = model(**padded).loss.item()
+        # as SFTTrainer.compute_loss calls it: use_cache=False (with a cache, transformers does
+        # not derive the block-diagonal mask from the position ids)
+        loss_free = model(**free, use_cache=False).loss.item()
+        # the same tokens with the examples' positions but one causal mask over all: cross-talk
+        crossed = model(input_ids=free["input_ids"], labels=free["labels"], position_ids=free["position_ids"],
+                        attention_mask=torch.ones_like(free["input_ids"])).loss.item()
+    assert loss_free == pytest.approx(loss_padded, abs=1e-5)
+    assert abs(crossed - loss_padded) > 1e-3  # the check can tell

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from graphraft.decoding.radix import RadixNode
 from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
 
-DEFAULT_TOKEN_BUDGET = 48
+DEFAULT_TOKEN_BUDGET = 48  # tokens per call: measured best of 16-128 on a 2-core CPU
 
 
 @dataclass(frozen=True)
