@@ -229,17 +229,21 @@ def make_trainer(config: TrainConfig, model, tokenizer, train_examples: list[dic
     steps_per_epoch = -(-len(train_examples) // (config.batch_size * config.gradient_accumulation))
     warmup_steps = int(config.warmup_ratio * steps_per_epoch * config.epochs)
     on_gpu = torch.cuda.is_available()
-    args = SFTConfig(
+    fields = dict(
         output_dir=str(checkpoints), num_train_epochs=config.epochs, per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation,
         learning_rate=config.learning_rate, warmup_steps=warmup_steps, lr_scheduler_type="linear",
         logging_steps=config.logging_steps, save_strategy="steps", save_steps=config.save_steps, save_total_limit=2,
         eval_strategy="epoch", report_to=[], seed=config.seed, bf16=config.bf16 and native_bfloat16(),
-        max_length=config.max_length, completion_only_loss=True, dataset_num_proc=None,
+        # examples longer than max_length are dropped before the trainer sees them (train()), and
+        # TRL refuses a max_length with padding-free batches it cannot enforce
+        max_length=None if config.padding_free else config.max_length, completion_only_loss=True,
+        dataset_num_proc=None,
         dataloader_num_workers=0, use_cpu=not on_gpu, disable_tqdm=True,
         gradient_checkpointing=False,  # recomputation only costs time at these sizes
-        remove_unused_columns=True, padding_free=config.padding_free, **overrides,
+        remove_unused_columns=True, padding_free=config.padding_free,
     )
+    args = SFTConfig(**{**fields, **overrides})
     layers = model.config.num_hidden_layers
     top = min(config.lora.top_layers or layers, layers)
     lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
