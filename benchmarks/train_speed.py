@@ -61,7 +61,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         order = list(results) if round_ % 2 == 0 else list(reversed(results))
         for name in order:
-            variant = config.model_copy(update={"padding_free": name == "padding-free", "epochs": 1.0})
+            variant = config.model_copy(update={"padding_free": name == "padding-free", "epochs": 1.0})  # both ways
             model, _ = load_base(variant, settings.home)
             clock = StepClock()
             with tempfile.TemporaryDirectory() as folder:

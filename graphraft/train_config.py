@@ -43,8 +43,10 @@ class TrainConfig(BaseModel):
     # AVX512-BF16 or AMX): emulated bfloat16 is slower than float32
     bf16: bool = False
     # no compute on padding: each batch is one sequence of the examples laid end to end, with
-    # position ids restarting per example (a block-diagonal causal mask; no cross-talk)
-    padding_free: bool = True
+    # position ids restarting per example (a block-diagonal causal mask; no cross-talk). Worth
+    # it for short examples (L1: 1.14x the examples a minute, benchmarks/train_speed.py); with
+    # long ones (L2's evidence) the attention over one long sequence can cost more than padding
+    padding_free: bool = False
     load_in_4bit: bool = False  # QLoRA through bitsandbytes, only when CUDA is present
     save_steps: int = 100
     logging_steps: int = 10
