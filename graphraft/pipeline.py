@@ -24,7 +24,6 @@ from graphraft.prompts import DETAIL_CHARS
 from graphraft.reason import AnswerSelector
 from graphraft.retrieve import execute, patterns_shown, textualise
 
-
 DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
 
 
