@@ -134,7 +134,12 @@ class _Search:
     def run(self) -> list[Scored]:
         first = True
         while True:
-            self.step(self.select(first), first)
+            selected = self.select(first)
+            if not first and not selected:
+                # unreachable while the bounds hold (m finished candidates above the bar are
+                # emitted before a pruned node reaches the top); a guard against looping
+                return self.found
+            self.step(selected, first)
             first = False
             if self.emit() or not self.open_nodes:
                 return self.found
@@ -143,8 +148,6 @@ class _Search:
         index = {id(node): i for i, (node, _) in enumerate(selected)}
         branches = [Branch(self.path.get(id(parent), ()), node.edge[:_cost(node)], index.get(id(parent)))
                     for node, parent in selected]
-        if not first and not branches:
-            return
         forward, prompt_row, fed = self.tree.feed(branches)
         self.stats.calls += 1
         self.stats.fed_tokens += sum(len(b.tokens) for b in branches)
