@@ -1,4 +1,4 @@
-"""Exact-query match of L1 under constrained greedy decoding on a MetaQA validation sample
+"""Exact-query match of L1's most likely candidate query on a MetaQA validation sample
 (equal shares of 1/2/3-hop questions; targets as in training: graphraft/targets.py).
 
     python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--beams 5] [--no-adapter]
@@ -24,8 +24,8 @@ def main() -> None:
     parser.add_argument("--adapter", type=Path, help="Default: OUTPUT_DIR/adapter from the config.")
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--no-adapter", action="store_true", help="The base model under the constraint.")
-    parser.add_argument("--beams", type=int, default=1, help="1: greedy (batched); more: beam search as `ask` "
-                        "runs it (default 5 there), scoring the top beam.")
+    parser.add_argument("--beams", type=int, default=1, help="1: the most likely query (exact search); more: as `ask` "
+                        "ranks them, scoring the first.")
     parser.add_argument("--show-mistakes", type=int, default=0, help="Print this many wrong queries.")
     args = parser.parse_args()
     config = TrainConfig.from_yaml(args.config)
@@ -44,7 +44,7 @@ def main() -> None:
         result = judge(model, tokenizer)
     elapsed = time.perf_counter() - started
     who = "base model" if args.no_adapter else "L1 adapter"
-    how = "greedy decoding" if args.beams == 1 else f"beam search ({args.beams} beams), top beam"
+    how = "the most likely query" if args.beams == 1 else f"the top of {args.beams} queries"
     print(f"{who}, {len(validation)} validation questions, constrained {how}:")
     for key, value in result.items():
         print(f"  {key:<18} {value * 100:6.2f} %")

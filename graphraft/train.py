@@ -113,7 +113,7 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
 
 
 class L1TopQueries:
-    """``(questions, candidate lists) -> L1's greedy constrained query for each``, with an L1
+    """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
     adapter (loaded on first use, with the schema hint it was trained with)."""
 
     def __init__(self, config: TrainConfig, home: Path, store, batch_size: int = 64):
@@ -168,7 +168,7 @@ def load_base(config: TrainConfig, home: Path):
 
 # ---------------------------------------------------------------------------------- validation
 class ExactMatch:
-    """Exact-query match under constrained greedy decoding on validation questions."""
+    """Exact-query match of L1's most likely candidate query on validation questions."""
 
     def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None, num_beams: int = 1):
         from graphraft.enumerate import PatternEnumerator

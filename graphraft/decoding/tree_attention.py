@@ -5,8 +5,9 @@ are laid one after another in the cache, and a 4D attention mask lets each token
 prompt, the tokens on its path from the root, and nothing else; position ids follow the
 depth along the path. So a branch's log-probabilities are those of the prompt followed by
 its path alone, as if teacher-forced on its own (Medusa's and SpecInfer's tree
-verification use the same mask). Calls are few and wide, which is what a CPU does best:
-one forward of a 135M model reads all its weights whether it feeds 1 token or 30.
+verification use the same mask). Calls are few and wide, which is what a CPU does best: on
+this project's 2-core CPU, one float32 forward of the 135M model feeding 48 tokens took about
+230 ms and one feeding a single token about 70 ms.
 
 The prompt's KV can be reused across questions that share a beginning (the chat template's
 fixed system prefix) through a ``PromptCache``."""
@@ -118,17 +119,22 @@ class TreeCache:
         ids = list(new_prompt)
         positions = list(range(self.length, self.length + len(new_prompt)))
         past = self.length
+        # rows of the kept logits: the prompt's last token (first call), then every branch token
+        first_row = 1 if new_prompt else 0
         fed: list[FedBranch] = []
         above: list[tuple[int, ...]] = []  # each branch's path before its own tokens
+        offsets: list[int] = []  # where each branch starts among the new tokens
         for branch in branches:
-            start = past + len(ids)
+            offset = len(ids)
+            offsets.append(offset)
             before = fed[branch.after].path if branch.after is not None else tuple(branch.path)
             depth = self.prompt_length + len(before)
             ids.extend(branch.tokens)
             positions.extend(range(depth, depth + len(branch.tokens)))
             above.append(before)
-            fed.append(FedBranch(before + tuple(range(start, start + len(branch.tokens))),
-                                 range(start - past, start - past + len(branch.tokens))))
+            row = first_row + offset - len(new_prompt)
+            fed.append(FedBranch(before + tuple(range(past + offset, past + offset + len(branch.tokens))),
+                                 range(row, row + len(branch.tokens))))
         count = len(ids)
         if count == 0:
             raise ValueError("nothing to feed")
@@ -137,28 +143,25 @@ class TreeCache:
         if new_prompt:  # causal over the prompt
             rows = torch.arange(len(new_prompt))
             visible[: len(new_prompt)] = torch.arange(total)[None, :] <= (past + rows)[:, None]
-        for branch, before, where in zip(branches, above, fed):
-            rows = slice(where.rows.start, where.rows.stop)
+        for branch, before, offset in zip(branches, above, offsets):
+            k = len(branch.tokens)
+            own = past + offset  # the branch's first slot
+            rows = slice(offset, offset + k)
             visible[rows, : self.prompt_length] = True
             if before:
                 visible[rows, list(before)] = True
-            k = len(branch.tokens)
-            own = past + where.rows.start
             visible[rows, own:own + k] = torch.ones((k, k), dtype=torch.bool).tril()
         mask = torch.zeros((1, 1, count, total), dtype=self._dtype, device=self._device)
         mask.masked_fill_(~visible.to(self._device)[None, None], torch.finfo(self._dtype).min)
-        # logits only where a distribution is needed: the prompt's last token and every branch token
+        # logits only where a distribution is needed (the rows above)
         keep = ([len(new_prompt) - 1] if new_prompt else []) + list(range(len(new_prompt), count))
         output = self.model(input_ids=torch.tensor([ids], device=self._device), attention_mask=mask,
                             position_ids=torch.tensor([positions], device=self._device),
                             past_key_values=self.cache, use_cache=True,
                             logits_to_keep=torch.tensor(keep, device=self._device))
         self.cache = output.past_key_values
-        shift = 1 if new_prompt else 0  # rows of `logits` are `keep`'s order
         prompt_row = 0 if new_prompt else None
         if new_prompt and self.prefix is not None and self.reused == 0:  # the first prompt seen
             self.prefix.keep(self.prompt, self.cache, total)
-        for where in fed:
-            where.rows = range(where.rows.start - len(new_prompt) + shift, where.rows.stop - len(new_prompt) + shift)
         self.length, self.started = total, True
         return Forward(output.logits[0]), prompt_row, fed
