@@ -1,6 +1,8 @@
-"""Training throughput: training examples per minute of L1 LoRA steps, padded batches (the
-previous release) against padding-free batches, in one process on the same examples with
-the same trainer; the settings alternate over several rounds and the median is reported.
+"""Training throughput: training examples per minute of L1 LoRA steps in three batch layouts,
+in one process on the same examples with the same trainer: padded batches (the release
+before padding-free), padding-free batches, and shared-prefix batches (padding-free with the
+system prompt fed once a batch, graphraft/packing.py). The layouts take turns over several
+rounds and the median is reported.
 
     python benchmarks/train_speed.py --config training/l1_cpu.yaml [--steps 12] [--rounds 2]
     python benchmarks/train_speed.py --config graphraft/data/demo/train_l1.yaml \\
@@ -57,11 +59,13 @@ def main() -> None:
     tokens = sum(len(e["input_ids"]) for e in examples)
     print(f"{len(examples)} L1 examples from {', '.join(map(str, config.data))}, batch {config.batch_size}, "
           f"{tokens / len(examples):.0f} tokens an example, LoRA on the top {config.lora.top_layers} layers")
-    results: dict[str, list[float]] = {"padded": [], "padding-free": []}
+    layouts = {"padded": {}, "padding-free": {"padding_free": True}, "shared-prefix": {"shared_prefix": True}}
+    results: dict[str, list[float]] = {name: [] for name in layouts}
     for round_ in range(args.rounds):
-        order = list(results) if round_ % 2 == 0 else list(reversed(results))
+        order = list(layouts) if round_ % 2 == 0 else list(reversed(layouts))
         for name in order:
-            variant = config.model_copy(update={"padding_free": name == "padding-free", "epochs": 1.0})  # both ways
+            update = {"padding_free": False, "shared_prefix": False, "epochs": 1.0, **layouts[name]}
+            variant = config.model_copy(update=update)
             model, _ = load_base(variant, settings.home)
             clock = StepClock()
             with tempfile.TemporaryDirectory() as folder:
@@ -72,9 +76,12 @@ def main() -> None:
             results[name].append(per_step)
             print(f"round {round_ + 1}, {name:<13} {per_step:6.2f} s a step, "
                   f"{config.batch_size / per_step * 60:6.1f} examples a minute")
-    padded, free = statistics.median(results["padded"]), statistics.median(results["padding-free"])
-    print(f"\nmedian: padded {padded:.2f} s a step, padding-free {free:.2f} s a step; "
-          f"padding-free trains {padded / free:.2f}x the examples per minute")
+    padded = statistics.median(results["padded"])
+    print("\nmedian:")
+    for name, seconds in results.items():
+        step = statistics.median(seconds)
+        print(f"  {name:<13} {step:6.2f} s a step, {config.batch_size / step * 60:6.1f} examples a minute, "
+              f"{padded / step:.2f}x padded")
 
 
 if __name__ == "__main__":

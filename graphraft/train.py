@@ -243,15 +243,26 @@ def make_trainer(config: TrainConfig, model, tokenizer, train_examples: list[dic
         gradient_checkpointing=False,  # recomputation only costs time at these sizes
         remove_unused_columns=True, padding_free=config.padding_free,
     )
+    collator = None
+    if config.shared_prefix:
+        from graphraft.packing import SharedPrefixCollator
+
+        collator = SharedPrefixCollator(mask_dtype=next(model.parameters()).dtype)
+        fields.update(padding_free=False, max_length=None)
     args = SFTConfig(**{**fields, **overrides})
     layers = model.config.num_hidden_layers
     top = min(config.lora.top_layers or layers, layers)
     lora = LoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
                       target_modules=config.lora.target_modules, task_type="CAUSAL_LM",
                       layers_to_transform=list(range(layers - top, layers)) if top < layers else None)
-    return SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
-                      eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
-                      peft_config=lora, callbacks=list(callbacks))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(train_examples),
+                         eval_dataset=Dataset.from_list(val_examples), processing_class=tokenizer,
+                         peft_config=lora, callbacks=list(callbacks), data_collator=collator)
+    if collator is not None:
+        from graphraft.packing import route_tree_mask
+
+        route_tree_mask(trainer.model)
+    return trainer
 
 
 def train(config: TrainConfig, settings, resume: bool = False, progress_callback=None) -> dict[str, Any]:

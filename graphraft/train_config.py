@@ -47,6 +47,10 @@ class TrainConfig(BaseModel):
     # it for short examples (L1: 1.14x the examples a minute, benchmarks/train_speed.py); with
     # long ones (L2's evidence) the attention over one long sequence can cost more than padding
     padding_free: bool = False
+    # padding-free, and the beginning all of a batch's examples share (the system prompt) fed
+    # once for the batch, each example attending to it (graphraft/packing.py); takes
+    # precedence over padding_free
+    shared_prefix: bool = False
     load_in_4bit: bool = False  # QLoRA through bitsandbytes, only when CUDA is present
     save_steps: int = 100
     logging_steps: int = 10

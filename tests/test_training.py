@@ -285,3 +285,71 @@ def test_padding_free_batches_give_the_loss_of_padded_batches(graphraft_home):
                         attention_mask=torch.ones_like(free["input_ids"])).loss.item()
     assert loss_free == pytest.approx(loss_padded, abs=1e-5)
     assert abs(crossed - loss_padded) > 1e-3  # the check can tell
+
+
+def test_shared_prefix_batches_give_the_loss_of_padded_batches(graphraft_home):
+    """The shared beginning (system prompt and user header) is fed once; each example sees it
+    and its own tokens only, at the positions it has alone, and labels are the next token of
+    its own example: the loss equals the padded batch's, and the sequence is shorter."""
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from graphraft.models import tiny_random_model
+    from graphraft.packing import SharedPrefixCollator, shared_length
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=7)
+    examples = [tokenize_example(tokenizer, l1_messages(question), query) for question, query in (
+        ("who wrote [A]", "MATCH (a) RETURN a"),
+        ("which genre is [Some Long Title]", "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
+        ("which genre is [Ötzi]", "MATCH (x) RETURN x.id AS id LIMIT 1"))]
+    shared = shared_length(examples)
+    prompt = len(prompt_ids(tokenizer, l1_messages("")))
+    assert 20 < shared < prompt  # the system prompt and the user header, not the question
+    padded_in = [{"input_ids": e["input_ids"],
+                  "labels": [t if keep else -100 for t, keep in zip(e["input_ids"], e["completion_mask"])]}
+                 for e in examples]
+    padded = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(padded_in)
+    batch = SharedPrefixCollator()(examples)
+    assert batch["input_ids"].shape[1] == sum(len(e["input_ids"]) for e in examples) - 2 * shared
+    mask = batch.pop("tree_mask")
+    with torch.no_grad():
+        loss_padded = model(**padded).loss.item()
+        loss_shared = model(**batch, attention_mask=mask, use_cache=False).loss.item()
+        causal = model(**batch, use_cache=False).loss.item()  # one causal mask over all: cross-talk
+    assert loss_shared == pytest.approx(loss_padded, abs=1e-5)
+    assert abs(causal - loss_padded) > 1e-3
+    # the completion is the only thing learned: as many labels as completion tokens
+    assert int((batch["shift_labels"] != -100).sum()) == sum(sum(e["completion_mask"]) for e in examples)
+
+
+def test_shared_prefix_stops_before_a_label():
+    from graphraft.packing import shared_length
+
+    same = {"input_ids": [1, 2, 3, 4, 5], "completion_mask": [0, 0, 0, 1, 1]}
+    assert shared_length([same, dict(same)]) == 2  # position 2 predicts token 3, a label
+    other = {"input_ids": [1, 2, 9, 4, 5], "completion_mask": [0, 0, 0, 1, 1]}
+    assert shared_length([same, other]) == 2
+    assert shared_length([same]) == 2
+
+
+def test_padded_padding_free_and_shared_prefix_training_take_the_same_steps(tmp_path, demo_rows, graphraft_home):
+    """Through SFTTrainer (collators, TRL's fused LM head, the token counts that scale the
+    loss), the three batch layouts give the same losses step after step: they differ in
+    what they compute, not in what they learn."""
+    from graphraft.models import tiny_random_model
+    from graphraft.train import make_trainer
+
+    rows = read_synthesis([demo_rows])[:24]
+    targets = choose_targets(rows)
+    losses = {}
+    for layout in ("padded", "padding_free", "shared_prefix"):
+        model, tokenizer = tiny_random_model(graphraft_home, seed=0)
+        examples = [tokenize_example(tokenizer, l1_messages(r["question"]), targets[r["qid"]]) for r in rows]
+        settings = config(tmp_path, demo_rows, padding_free=layout == "padding_free",
+                          shared_prefix=layout == "shared_prefix")
+        trainer = make_trainer(settings, model, tokenizer, examples, examples[:8], tmp_path / layout,
+                               max_steps=3, eval_strategy="no", save_strategy="no")
+        trainer.train()
+        losses[layout] = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    assert len(losses["padded"]) == 3 and losses["padded"][-1] != losses["padded"][0]
+    assert losses["padding_free"] == pytest.approx(losses["padded"], rel=1e-4)
+    assert losses["shared_prefix"] == pytest.approx(losses["padded"], rel=1e-4)
