@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphraft.decoding.radix import build_radix, count_tokens
-from graphraft.decoding.search import SearchStats, top_m
+from graphraft.decoding.search import SearchStats, top_m, top_m_many
 from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
 from graphraft.decoding.trie import CandidateIndex, candidate_sequences
 from graphraft.generate import ConstrainedGenerator
@@ -138,6 +138,49 @@ def test_search_returns_exactly_the_brute_force_top_m(tiny, names_, m, budget, s
     assert all(index.query_for(r.sequence) in candidates for r in found)
     assert len({r.sequence for r in found}) == len(found)
     assert stats.calls >= 1
+
+
+@given(st.lists(st.tuples(candidate_sets, st.text(alphabet="abc [?]東", max_size=12)), min_size=1, max_size=4),
+       st.integers(min_value=1, max_value=3), st.sampled_from([1, 7, 48]))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_searches_fed_together_return_what_each_returns_alone(tiny, questions, m, budget):
+    """A forest: several questions' trees below their prompts in one cache, every call feeding
+    the branches of all searches still running. Each result is the brute-force top-m of its
+    own question; prompts that share only the system prompt, or that are equal, both work."""
+    model, tokenizer = tiny
+    prompts, indexes = [], []
+    for names_, question in questions:
+        candidates = [rendered(name, 1 + i % 3) for i, name in enumerate(names_)]
+        indexes.append(CandidateIndex(tokenizer, candidates))
+        prompts.append(prompt_ids(tokenizer, l1_messages(question)))
+    stats = SearchStats()
+    together = top_m_many(model, prompts, [index.radix() for index in indexes], m, budget, PromptCache(), stats)
+    assert len(together) == len(questions)
+    for prompt, index, found in zip(prompts, indexes, together):
+        expected = sorted(teacher_forced(model, prompt, index.trie.sequences).items(), key=lambda kv: -kv[1])
+        assert len(found) == min(m, len(expected))
+        for result, (sequence, score) in zip(found, expected):
+            assert result.score == pytest.approx(score, abs=1e-4)
+            assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < 1e-4
+    # fewer calls than one search at a time would make
+    alone = SearchStats()
+    for prompt, index in zip(prompts, indexes):
+        top_m(model, prompt, index.radix(), m, budget, stats=alone)
+    assert stats.calls <= alone.calls and (len(questions) == 1 or stats.calls < alone.calls)
+
+
+def test_generate_many_matches_generate_and_skips_questions_without_candidates(tiny):
+    model, tokenizer = tiny
+    lists = [[rendered(name, hops) for name in names_ for hops in (1, 2)]
+             for names_ in (("Ann", "Bo"), (), ("東京", "Cy Ö"), ("Ann",))]
+    questions = ["who is [Ann]?", "nothing here", "where is [東京]?", "who is [Ann]?"]
+    generator = ConstrainedGenerator(model, tokenizer)
+    many = generator.generate_many(questions, lists, num_beams=2, group=3)
+    assert many[1] == []
+    for question, candidates, got in zip(questions, lists, many):
+        alone = ConstrainedGenerator(model, tokenizer).generate(question, candidates, num_beams=2)
+        assert [q.cypher for q in got] == [q.cypher for q in alone]
+        assert [q.score for q in got] == pytest.approx([q.score for q in alone], abs=1e-4)
 
 
 def expected_score(expected, sequence) -> float:

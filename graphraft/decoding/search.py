@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphraft.decoding.radix import RadixNode
-from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
+from graphraft.decoding.tree_attention import Branch, FedBranch, Forward, PromptCache, TreeCache
 
 DEFAULT_TOKEN_BUDGET = 48  # tokens per call: measured best of 16-128 on a 2-core CPU
 
@@ -49,23 +49,72 @@ def _cost(node: RadixNode) -> int:
 def top_m(model, prompt: Sequence[int], root: RadixNode, m: int, token_budget: int = DEFAULT_TOKEN_BUDGET,
           prefix: PromptCache | None = None, stats: SearchStats | None = None) -> list[Scored]:
     """The ``m`` best sequences of the tree (fewer if it has fewer), best first."""
-    if m < 1 or not (root.children or root.sequence):
-        return []
-    return _Search(model, prompt, root, m, token_budget, prefix, stats or SearchStats()).run()
+    return top_m_many(model, [prompt], [root], m, token_budget, prefix, stats)[0]
+
+
+def top_m_many(model, prompts: Sequence[Sequence[int]], roots: Sequence[RadixNode], m: int,
+               token_budget: int = DEFAULT_TOKEN_BUDGET, prefix: PromptCache | None = None,
+               stats: SearchStats | None = None) -> list[list[Scored]]:
+    """``top_m`` for several prompts and trees at once (a forest): every forward call feeds
+    the branches of all searches still running, each within its own token budget, so a call
+    is wider and the calls fewer than one question at a time. The beginning the prompts
+    share is fed once; each prompt's rest is a branch below it, its tree below that. Each
+    search's result is exactly what it would be alone."""
+    stats = stats or SearchStats()
+    searches = [_Search(root, m, token_budget, stats) if m >= 1 and (root.children or root.sequence) else None
+                for root in roots]
+    live = [i for i, search in enumerate(searches) if search is not None]
+    if not live:
+        return [[] for _ in roots]
+    shared = _shared_length([prompts[i] for i in live])
+    tree = TreeCache(model, list(prompts[live[0]][:shared]), prefix)
+    for i in live:
+        searches[i].remainder = tuple(prompts[i][shared:])
+    first = True
+    while live:
+        batch, spans = [], []
+        for i in live:
+            own = searches[i].branches(first)
+            spans.append((len(batch), len(batch) + len(own)))
+            offset = len(batch)
+            batch.extend(Branch(b.path, b.tokens, None if b.after is None else b.after + offset) for b in own)
+        if not batch:
+            break  # the guard in ``absorb`` ended every search
+        forward, _, fed = tree.feed(batch)
+        stats.calls += 1
+        stats.fed_tokens += sum(len(b.tokens) for b in batch)
+        live = [i for i, (start, end) in zip(live, spans) if not searches[i].absorb(forward, fed[start:end])]
+        first = False
+    return [search.found if search is not None else [] for search in searches]
+
+
+def _shared_length(prompts: Sequence[Sequence[int]]) -> int:
+    """The prompts' common beginning, leaving each at least one token of its own (its last
+    token's logits are the first distribution of its search)."""
+    limit = min(len(p) for p in prompts) - 1
+    n = 0
+    while n < limit and all(p[n] == prompts[0][n] for p in prompts):
+        n += 1
+    return n
 
 
 class _Search:
-    def __init__(self, model, prompt, root: RadixNode, m: int, budget: int, prefix, stats: SearchStats):
-        self.tree = TreeCache(model, prompt, prefix)
+    """One question's best-first search; ``top_m_many`` feeds its branches and hands it back
+    what the forward call computed."""
+
+    def __init__(self, root: RadixNode, m: int, budget: int, stats: SearchStats):
         self.root, self.m, self.budget, self.stats = root, m, max(1, budget), stats
+        self.remainder: tuple[int, ...] = ()  # prompt tokens to feed before the root, on the first call
         self.tick = itertools.count()
         self.queue: list = []  # (-value, tick, node, done); done: value is a finished candidate's score
         # open nodes (parent scored, node not fed): id -> (upper bound, node, parent)
         self.open_nodes: dict[int, tuple[float, RadixNode, RadixNode]] = {}
         self.score: dict[int, float] = {}  # fed nodes: exact log-probability of the path
-        self.path: dict[int, tuple[int, ...]] = {id(root): ()}  # fed nodes: cache slots of the path
+        self.path: dict[int, tuple[int, ...]] = {}  # fed nodes: cache slots of the path
         self.best: list[float] = []  # min-heap of the m best finished scores seen (for pruning)
         self.found: list[Scored] = []
+        self.selected: list[tuple[RadixNode, RadixNode]] = []
+        self.first = True
 
     # -- queue ------------------------------------------------------------------------------
     def bar(self) -> float:
@@ -131,27 +180,35 @@ class _Search:
                 heapq.heappush(heap, (negative + share, next(self.tick), child, node))
         return chosen
 
-    def run(self) -> list[Scored]:
-        first = True
-        while True:
-            selected = self.select(first)
-            if not first and not selected:
-                # unreachable while the bounds hold (m finished candidates above the bar are
-                # emitted before a pruned node reaches the top); a guard against looping
-                return self.found
-            self.step(selected, first)
-            first = False
-            if self.emit() or not self.open_nodes:
-                return self.found
+    def branches(self, first: bool) -> list[Branch]:
+        """What to feed in the next call (``after`` counts within this list)."""
+        self.first = first
+        self.selected = self.select(first)
+        lead = 1 if first else 0  # the prompt's rest opens the first call; the root hangs below it
+        index = {id(node): lead + i for i, (node, _) in enumerate(self.selected)}
+        if first:
+            index[id(self.root)] = 0
+        out = [Branch((), self.remainder)] if first else []
+        out += [Branch(self.path.get(id(parent), ()), node.edge[:_cost(node)], index.get(id(parent)))
+                for node, parent in self.selected]
+        return out
 
-    def step(self, selected: list[tuple[RadixNode, RadixNode]], first: bool) -> None:
-        index = {id(node): i for i, (node, _) in enumerate(selected)}
-        branches = [Branch(self.path.get(id(parent), ()), node.edge[:_cost(node)], index.get(id(parent)))
-                    for node, parent in selected]
-        forward, prompt_row, fed = self.tree.feed(branches)
-        self.stats.calls += 1
-        self.stats.fed_tokens += sum(len(b.tokens) for b in branches)
-        last_row = {id(self.root): prompt_row} if first else {}
+    def absorb(self, forward: Forward, fed: list[FedBranch]) -> bool:
+        """Take in a call's results; True when the search is over."""
+        if not self.first and not self.selected:
+            # unreachable while the bounds hold (m finished candidates above the bar are
+            # emitted before a pruned node reaches the top); a guard against looping
+            return True
+        self.step(self.selected, self.first, forward, fed)
+        return self.emit() or not self.open_nodes
+
+    def step(self, selected: list[tuple[RadixNode, RadixNode]], first: bool, forward: Forward,
+             fed: list[FedBranch]) -> None:
+        last_row = {}
+        if first:  # the prompt's rest: the root's distribution is its last token's
+            self.path[id(self.root)] = fed[0].path
+            last_row[id(self.root)] = fed[0].rows[-1]
+            fed = fed[1:]
         rows, tokens, bounds = [], [], [0]
         for (node, _), where in zip(selected, fed):
             self.path[id(node)] = where.path
