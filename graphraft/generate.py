@@ -149,6 +149,10 @@ class FreeGenerator:
         return _unique((self.tokenizer.decode(sequence, skip_special_tokens=True).strip(), score)
                        for sequence, score in found)
 
+    def generate_many(self, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
+                      num_beams: int = 5, group: int = 8) -> list[list[GeneratedQuery]]:
+        return [self.generate(question, (), num_beams) for question in questions]
+
 
 @torch.no_grad()
 def top_queries(model, tokenizer, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],

@@ -190,7 +190,7 @@ class ExactMatch:
         if self.num_beams == 1:
             return top_queries(model, tokenizer, [r["question"] for r in batch], candidates, self.hint)
         generator = ConstrainedGenerator(model, tokenizer, self.hint)
-        tops = [generator.generate(r["question"], c, self.num_beams) for r, c in zip(batch, candidates)]
+        tops = generator.generate_many([r["question"] for r in batch], candidates, self.num_beams)
         return [top[0].cypher if top else None for top in tops]
 
     def __call__(self, model, tokenizer) -> dict[str, float]:

@@ -85,6 +85,21 @@ def test_no_valid_candidate_says_so(engine, store):
     assert answer.message == "no valid query around Lonely Person" and answer.queries == []
 
 
+def test_asking_many_questions_at_once_answers_each_as_asking_it_alone(engine):
+    """ask_many searches a group of questions in each forward call; the answers, queries and
+    scores are those of asking one at a time, questions with nothing to search included."""
+    questions = ["which films did [Tom Hanks] star in", "which films did [Greta Garbo] star in",
+                 "who directed [Forrest Gump]", "which films did [Tom Hanks] star in"]
+    together = engine.ask_many(questions, group=2)
+    alone = [engine.ask(question) for question in questions]
+    assert [a.message for a in together] == [a.message for a in alone]
+    assert together[1].message.startswith("no entity") and together[0].answers and together[2].answers
+    for many, one in zip(together, alone):
+        assert [q.cypher for q in many.queries] == [q.cypher for q in one.queries]
+        assert [q.score for q in many.queries] == pytest.approx([q.score for q in one.queries], abs=1e-3)
+        assert [a.id for a in many.answers] == [a.id for a in one.answers]
+
+
 def test_an_empty_question_is_refused(engine):
     from graphraft.errors import InvalidInputError
 
