@@ -9,7 +9,10 @@ questions, with the same model and adapters.
 
 Questions alternate which path runs first. Prints p50/p95 per stage, the speed-up, how often
 the two agree on the top query, and Hit@1 of each; with --bfloat16 also the new path with
-bfloat16 weights (and how often its top query differs from float32's).
+bfloat16 weights (and how often its top query differs from float32's). Then throughput, as
+evaluation runs: the new default path asking all questions one at a time, and `ask_many`
+searching --group questions together in each forward call (seconds a question, and whether
+the answers are the same).
 
     python benchmarks/ask_latency.py --dataset demo \\
         --l1-adapter outputs/training/l1-demo/adapter --l2-adapter outputs/training/l2-demo/adapter
@@ -67,6 +70,7 @@ def main() -> None:
     parser.add_argument("--no-default", action="store_true",
                         help="Skip the new path at its default (as many queries as L2 reads).")
     parser.add_argument("--bfloat16", action="store_true", help="Also run the new path with bfloat16 weights.")
+    parser.add_argument("--group", type=int, default=8, help="Questions a forward call for the throughput run.")
     parser.add_argument("--json", type=Path, help="Write the figures and per-question rows here.")
     args = parser.parse_args()
 
@@ -126,6 +130,19 @@ def main() -> None:
         differ = sum(r["after-bf16"]["top"] != r["after"]["top"] for r in rows) / len(rows)
         figures["bf16_top_query_differs"] = differ
         print(f"bfloat16: top query differs from float32 on {differ * 100:.1f} % of questions")
+    last = list(paths)[-1] if "after-bf16" not in paths else "after"
+    engine, questions = paths[last], [item.question for item in items]
+    started = time.perf_counter()
+    alone = [engine.ask(q) for q in questions]
+    one_at_a_time = (time.perf_counter() - started) / len(items)
+    started = time.perf_counter()
+    grouped = engine.ask_many(questions, group=args.group)
+    together = (time.perf_counter() - started) / len(items)
+    same = sum([a.id for a in x.answers] == [a.id for a in y.answers] for x, y in zip(alone, grouped))
+    figures["throughput"] = {"path": last, "one_at_a_time_s": one_at_a_time, "grouped_s": together,
+                             "group": args.group, "same_answers": same}
+    print(f"\nthroughput ({last}): {one_at_a_time:.3f} s a question one at a time, {together:.3f} s with "
+          f"{args.group} questions a forward call ({one_at_a_time / together:.2f}x); same answers {same}/{len(items)}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"figures": figures, "rows": rows}, indent=2))
