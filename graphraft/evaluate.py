@@ -157,9 +157,9 @@ def evaluate(items: Sequence, pipeline, methods: Sequence[str] = METHODS, base_p
     runs = [("graphraft", pipeline)] if "graphraft" in methods or "no-l2" in methods else []
     runs += [(method, other) for method, other in (("free", free_pipeline), ("base", base_pipeline))
              if method in methods]
-    done = 0
-    for start in range(0, len(items), max(1, group)):
-        chunk = items[start:start + max(1, group)]
+    done, group = 0, max(1, group)
+    for start in range(0, len(items), group):
+        chunk = items[start:start + group]
         # L1 searches a group of questions in each forward call (pipeline.ask_many)
         answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
         for i, item in enumerate(chunk):

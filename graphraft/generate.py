@@ -14,7 +14,7 @@ import torch
 
 from graphraft.adapters import adapter_active
 from graphraft.decoding.processor import TrieLogitsProcessor
-from graphraft.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStats, top_m, top_m_many
+from graphraft.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStats, top_m_many
 from graphraft.decoding.tree_attention import PromptCache
 from graphraft.decoding.trie import CandidateIndex
 from graphraft.prompts import l1_messages, prompt_ids
@@ -77,19 +77,20 @@ class ConstrainedGenerator:
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
+        if self.method == "exact":
+            return self.generate_many([question], [candidates], num_beams)[0]
         if not candidates:
             return []
         index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
-        beams = max(1, min(num_beams, len(index)))
         prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
         with adapter_active(self.model, self.adapter):
-            if self.method == "exact":
-                found = [(r.sequence, r.score) for r in top_m(self.model, prompt, index.radix(), beams,
-                                                              self.token_budget, self.prompts, self.stats)]
-            else:
-                found = self._beam(prompt, index, beams)
+            found = self._beam(prompt, index, max(1, min(num_beams, len(index))))
+        return self._queries(index, found)
+
+    def _queries(self, index: CandidateIndex, found) -> list[GeneratedQuery]:
+        """(sequence, score) pairs as queries; fail-closed: a sequence that is not a candidate
+        maps to None and is dropped."""
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
-        # fail-closed: a sequence that is not a candidate maps to None and is dropped
         return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
 
     @torch.no_grad()
@@ -102,17 +103,16 @@ class ConstrainedGenerator:
             return [self.generate(q, c, num_beams) for q, c in zip(questions, candidate_lists)]
         results: list[list[GeneratedQuery]] = [[] for _ in questions]
         work = [i for i, candidates in enumerate(candidate_lists) if candidates]
-        for start in range(0, len(work), max(1, group)):
-            chunk = work[start:start + max(1, group)]
+        group = max(1, group)
+        for start in range(0, len(work), group):
+            chunk = work[start:start + group]
             indexes = [CandidateIndex(self.tokenizer, list(dict.fromkeys(candidate_lists[i]))) for i in chunk]
             prompts = [prompt_ids(self.tokenizer, l1_messages(questions[i], self.schema_hint)) for i in chunk]
-            beams = max(1, num_beams)
             with adapter_active(self.model, self.adapter):
-                found = top_m_many(self.model, prompts, [index.radix() for index in indexes], beams,
+                found = top_m_many(self.model, prompts, [index.radix() for index in indexes], max(1, num_beams),
                                    self.token_budget, self.prompts, self.stats)
             for i, index, scored in zip(chunk, indexes, found):
-                pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
-                results[i] = _unique((index.query_for(r.sequence, pad_token_id=pad), r.score) for r in scored)
+                results[i] = self._queries(index, [(r.sequence, r.score) for r in scored])
         return results
 
     def _beam(self, prompt: list[int], index: CandidateIndex, beams: int) -> list[tuple[list[int], float]]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphraft.decoding.tree_attention import common_prefix_length
+
 IGNORE = -100
 
 
@@ -38,10 +40,7 @@ def shared_length(examples: Sequence[dict]) -> int:
     """Tokens every example starts with, ending before any label and leaving each example at
     least one token of its own."""
     ids = [e["input_ids"] for e in examples]
-    limit = min(len(x) for x in ids) - 1
-    n = 0
-    while n < limit and all(x[n] == ids[0][n] for x in ids):
-        n += 1
+    n = common_prefix_length(ids, min(len(x) for x in ids) - 1)
     # position n - 1 predicts token n: both must be outside every completion
     learned = [_learned(e) for e in examples]
     while n > 0 and any(flags[n] for flags in learned):
@@ -77,6 +76,8 @@ class SharedPrefixCollator:
             visible[start:end, start:end] = torch.ones((end - start, end - start), dtype=torch.bool).tril()
         mask = torch.zeros((1, 1, total, total), dtype=self.mask_dtype)
         mask.masked_fill_(~visible[None, None], torch.finfo(self.mask_dtype).min)
+        # `labels` too, although the loss reads `shift_labels`: the Trainer counts a batch's
+        # label tokens only when a `labels` key is present
         shift_labels = torch.tensor([labels])
         return {"input_ids": torch.tensor([ids]), "position_ids": torch.tensor([positions]),
                 "tree_mask": mask, "labels": shift_labels, "shift_labels": shift_labels}

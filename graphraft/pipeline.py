@@ -107,18 +107,16 @@ class GraphRAFT:
     def ask_many(self, questions: list[str], group: int = 8) -> list[Answer]:
         """``ask`` for each question, L1 searching ``group`` questions together in each forward
         call (the same answers as one at a time, more questions a second). Each answer's
-        ``generate`` timing is its even share of its group's search."""
+        ``generate`` timing is its even share of the search."""
         prepared = [self._prepare(question) for question in questions]
         pending = [p for p in prepared if p[1]]
-        for start in range(0, len(pending), max(1, group)):
-            chunk = pending[start:start + max(1, group)]
-            clock = time.perf_counter()
-            found = self.generator.generate_many([a.question for a, _, _ in chunk], [list(p) for _, p, _ in chunk],
-                                                 num_beams=self.num_beams, group=group)
-            share = round((time.perf_counter() - clock) / len(chunk), 4)
-            for (answer, patterns, anchors), generated in zip(chunk, found):
-                answer.timings["generate"] = share
-                self._answer(answer, patterns, anchors, generated)
+        clock = time.perf_counter()
+        found = self.generator.generate_many([a.question for a, _, _ in pending], [list(p) for _, p, _ in pending],
+                                             num_beams=self.num_beams, group=group)
+        share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
+        for (answer, patterns, anchors), generated in zip(pending, found):
+            answer.timings["generate"] = share
+            self._answer(answer, patterns, anchors, generated)
         return [answer for answer, _, _ in prepared]
 
     def _prepare(self, question: str):

@@ -116,11 +116,11 @@ class L1TopQueries:
     """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
     adapter (loaded on first use, with the schema hint it was trained with)."""
 
-    def __init__(self, config: TrainConfig, home: Path, store, batch_size: int = 64):
+    def __init__(self, config: TrainConfig, home: Path, store):
         from graphraft.adapters import check_metadata
 
         check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
-        self.config, self.home, self.store, self.batch_size = config, home, store, batch_size
+        self.config, self.home, self.store = config, home, store
         self.loaded = None
 
     def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
@@ -133,11 +133,7 @@ class L1TopQueries:
             hint = schema_hint(self.store) if read_metadata(self.config.l1_adapter).get("schema_hints") else None
             self.loaded = model, tokenizer, hint
         model, tokenizer, hint = self.loaded
-        found: list[str | None] = []
-        for start in range(0, len(questions), self.batch_size):
-            found += top_queries(model, tokenizer, questions[start:start + self.batch_size],
-                                 candidates[start:start + self.batch_size], hint)
-        return found
+        return top_queries(model, tokenizer, questions, candidates, hint)
 
 
 # ---------------------------------------------------------------------------------- models
@@ -183,12 +179,10 @@ class ExactMatch:
             self.candidates.append([p.cypher for p in enumerator.all_patterns(refs, max_hops).patterns])
 
     def _write(self, model, tokenizer, start: int) -> list[str | None]:
-        from graphraft.generate import ConstrainedGenerator, top_queries
+        from graphraft.generate import ConstrainedGenerator
 
         batch = self.rows[start:start + self.batch_size]
         candidates = self.candidates[start:start + self.batch_size]
-        if self.num_beams == 1:
-            return top_queries(model, tokenizer, [r["question"] for r in batch], candidates, self.hint)
         generator = ConstrainedGenerator(model, tokenizer, self.hint)
         tops = generator.generate_many([r["question"] for r in batch], candidates, self.num_beams)
         return [top[0].cypher if top else None for top in tops]

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphraft.decoding.radix import RadixNode
-from graphraft.decoding.tree_attention import Branch, FedBranch, Forward, PromptCache, TreeCache
+from graphraft.decoding.tree_attention import Branch, FedBranch, Forward, PromptCache, TreeCache, common_prefix_length
 
 DEFAULT_TOKEN_BUDGET = 48  # tokens per call: measured best of 16-128 on a 2-core CPU
 
@@ -61,7 +61,7 @@ def top_m_many(model, prompts: Sequence[Sequence[int]], roots: Sequence[RadixNod
     share is fed once; each prompt's rest is a branch below it, its tree below that. Each
     search's result is exactly what it would be alone."""
     stats = stats or SearchStats()
-    searches = [_Search(root, m, token_budget, stats) if m >= 1 and (root.children or root.sequence) else None
+    searches = [_Search(root, m, token_budget) if m >= 1 and (root.children or root.sequence) else None
                 for root in roots]
     live = [i for i, search in enumerate(searches) if search is not None]
     if not live:
@@ -91,19 +91,15 @@ def top_m_many(model, prompts: Sequence[Sequence[int]], roots: Sequence[RadixNod
 def _shared_length(prompts: Sequence[Sequence[int]]) -> int:
     """The prompts' common beginning, leaving each at least one token of its own (its last
     token's logits are the first distribution of its search)."""
-    limit = min(len(p) for p in prompts) - 1
-    n = 0
-    while n < limit and all(p[n] == prompts[0][n] for p in prompts):
-        n += 1
-    return n
+    return common_prefix_length(prompts, min(len(p) for p in prompts) - 1)
 
 
 class _Search:
     """One question's best-first search; ``top_m_many`` feeds its branches and hands it back
     what the forward call computed."""
 
-    def __init__(self, root: RadixNode, m: int, budget: int, stats: SearchStats):
-        self.root, self.m, self.budget, self.stats = root, m, max(1, budget), stats
+    def __init__(self, root: RadixNode, m: int, budget: int):
+        self.root, self.m, self.budget = root, m, max(1, budget)
         self.remainder: tuple[int, ...] = ()  # prompt tokens to feed before the root, on the first call
         self.tick = itertools.count()
         self.queue: list = []  # (-value, tick, node, done); done: value is a finished candidate's score

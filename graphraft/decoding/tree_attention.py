@@ -21,6 +21,14 @@ from dataclasses import dataclass
 import torch
 
 
+def common_prefix_length(sequences: Sequence[Sequence[int]], limit: int) -> int:
+    """How many tokens all ``sequences`` start with, at most ``limit``."""
+    n = 0
+    while n < limit and all(seq[n] == sequences[0][n] for seq in sequences):
+        n += 1
+    return n
+
+
 class PromptCache:
     """The KV of the last prompt fed, reused up to the longest common prefix with the next.
 
@@ -36,10 +44,8 @@ class PromptCache:
         """(a cache holding the first n prompt tokens, n), n < len(prompt); (None, 0) if none."""
         if self.cache is None:
             return None, 0
-        n = 0
-        limit = min(len(self.ids), len(prompt) - 1)  # at least one token is fed: its logits are needed
-        while n < limit and self.ids[n] == prompt[n]:
-            n += 1
+        # at least one token is fed: its logits are needed
+        n = common_prefix_length([self.ids, prompt], min(len(self.ids), len(prompt) - 1))
         if n < self.min_reuse:
             return None, 0
         cache = copy.deepcopy(self.cache)
