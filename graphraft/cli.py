@@ -104,7 +104,7 @@ def _load(settings: Settings, graph: str, nodes, relationships, embed: bool, rep
     from graphraft.progress import RichProgress
 
     embedder = make_embedder(settings) if embed else None
-    with open_store(settings, graph) as store:
+    with open_store(settings, graph, create=True) as store:
         if replace:
             store.clear()
         report = load_graph(store, nodes, relationships, embedder=embedder, progress=RichProgress())
@@ -242,6 +242,7 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
         raise InputFileError("no embedder configured (GRAPHRAFT_EMBEDDER=none)")
     with open_store(settings, graph) as store:
         count = embed_missing_names(store, embedder, progress=RichProgress())
+        store.sync()
     out.print(f"embedded {count:,} names")
 
 

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
     embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
     query_timeout_ms: int = Field(10_000, gt=0, description="Time limit for a read query.")
+    write_timeout_ms: int = Field(300_000, gt=0, description="Time limit for one write (a load batch, an index, clear).")
+    connect_timeout_s: float = Field(5.0, gt=0, description="Time limit to connect to the database and for admin calls.")
+    ask_timeout_s: float = Field(120.0, gt=0, description="Overall time limit for answering one question.")
     load_batch_size: int = Field(5_000, gt=0)
 
     # --- name embeddings -------------------------------------------------------------

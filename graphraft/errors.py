@@ -29,6 +29,12 @@ class GraphNotFoundError(GraphRAFTError):
     """The named graph does not exist (nothing loaded under that name)."""
 
 
+class GraphDataLostError(GraphRAFTError):
+    """A graph that was loaded is gone or smaller than loaded (a crash lost its data)."""
+
+    exit_code = 3
+
+
 class QueryTimeoutError(GraphRAFTError):
     """A query ran past its time limit."""
 
@@ -41,6 +47,10 @@ class ReadOnlyViolationError(GraphRAFTError):
 
 class QueryError(GraphRAFTError):
     """The database rejected a query."""
+
+
+class DeadlineExceededError(QueryTimeoutError):
+    """A whole operation (one `ask`) ran past its overall time limit."""
 
 
 class InputFileError(GraphRAFTError):

@@ -114,8 +114,13 @@ def test_db_lifecycle_and_a_taken_port(tmp_path):
         assert "already running" in run(["db", "start"], env).stdout
         status = json.loads(run(["db", "status", "--json"], env).stdout)
         assert status["running"] and status["data_dir"].startswith(str(tmp_path))
-        # a command that needs the database finds the running one (empty graph)
-        assert "empty" in run(["schema", "--graph", "nothing-here"], env).stdout
+        # a command that needs the database finds the running one; a misspelled graph is an error
+        proc = run(["schema", "--graph", "nothing-here"], env, check_code=1)
+        assert_one_line_error(proc, "graph 'nothing-here' does not exist", f"127.0.0.1:{status['port']}")
+        # a port the running server is not on cannot be honoured
+        other = _closed_port()
+        proc = run(["db", "start", "--port", str(other)], env, check_code=3)
+        assert_one_line_error(proc, f"already runs on port {status['port']}", f"not {other}")
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             sock.listen()
@@ -130,8 +135,8 @@ def test_db_lifecycle_and_a_taken_port(tmp_path):
 def test_commands_start_the_embedded_database_when_none_is_configured(tmp_path):
     env = {"GRAPHRAFT_HOME": str(tmp_path / "home")}
     try:
-        proc = run(["schema", "--graph", "nothing-here"], env)
-        assert "empty" in proc.stdout
+        proc = run(["schema", "--graph", "nothing-here"], env, check_code=1)
+        assert_one_line_error(proc, "graph 'nothing-here' does not exist", "no graph is loaded there")
         assert json.loads(run(["db", "status", "--json"], env).stdout)["running"]
     finally:
         run(["db", "stop"], env)

@@ -72,8 +72,12 @@ def test_a_taken_port_is_refused_with_a_clear_error(tmp_path):
             EmbeddedServer(tmp_path / "data", port=port).start()
 
 
-def test_a_garbled_state_file_counts_as_not_running(tmp_path):
+def test_a_garbled_state_file_counts_as_not_running_and_start_replaces_it(tmp_path):
     server = EmbeddedServer(tmp_path)
     server.state_path.write_text("{not json")
     assert server.status() is None
-    assert not server.state_path.exists()
+    try:
+        info, started = server.start()
+        assert started and json.loads(server.state_path.read_text())["pid"] == info.pid
+    finally:
+        server.stop()

@@ -35,10 +35,14 @@ def remember_graph(settings: Settings, graph: str) -> None:
         pass
 
 
-def open_store(settings: Settings, graph: str | None = None) -> GraphStore:
-    """Connect to the configured database; with none configured, start the embedded one."""
+def open_store(settings: Settings, graph: str | None = None, create: bool = False) -> GraphStore:
+    """Connect to the configured database; with none configured, start the embedded one.
+
+    A graph that does not exist (or was lost) is an error unless ``create`` (loading) says
+    it is about to be written."""
     common = dict(query_timeout_ms=settings.query_timeout_ms, batch_size=settings.load_batch_size,
-                  cache_dir=settings.home / "cache")
+                  cache_dir=settings.home / "cache", connect_timeout_s=settings.connect_timeout_s,
+                  write_timeout_ms=settings.write_timeout_ms)
     if settings.uses_neo4j:
         from graphraft.graph.neo4j_store import Neo4jStore
 
@@ -49,9 +53,18 @@ def open_store(settings: Settings, graph: str | None = None) -> GraphStore:
 
     name = graph or current_graph(settings)
     if settings.falkordb_port:
-        return FalkorDBStore(name, host=settings.falkordb_host, port=settings.falkordb_port, **common)
-    info, _ = embedded_server(settings).start()
-    return FalkorDBStore(name, host=info.host, port=info.port, **common)
+        store = FalkorDBStore(name, host=settings.falkordb_host, port=settings.falkordb_port, **common)
+    else:
+        server = embedded_server(settings)
+        info, _ = server.start()
+        store = FalkorDBStore(name, host=info.host, port=info.port, catalog=server.catalog, **common)
+    if not create:
+        try:
+            store.require_graph()
+        except BaseException:
+            store.close()
+            raise
+    return store
 
 
 __all__ = ["GraphStore", "EmbeddedServer", "open_store", "current_graph", "remember_graph"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -11,11 +12,14 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as GraphPath
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError, TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 
 from graphraft.cypher_text import label_expression, quote_identifier
-from graphraft.errors import (DatabaseUnavailableError, GraphNotFoundError, QueryError, QueryTimeoutError,
-                              ReadOnlyViolationError)
+from graphraft.errors import (DatabaseUnavailableError, GraphDataLostError, GraphNotFoundError, GraphRAFTError,
+                              QueryError, QueryTimeoutError, ReadOnlyViolationError)
+from graphraft.graph.embedded import GraphCatalog
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row
 
@@ -37,24 +41,68 @@ def _plain(value: Any) -> Any:
 
 
 class FalkorDBStore(GraphStore):
-    def __init__(self, graph: str, host: str = "127.0.0.1", port: int = 6379, **kwargs):
+    """A FalkorDB graph. Every call has a client-side limit (the socket's) besides the server's
+    own query timeout, so a stalled server gives an error instead of a hang: reads wait their
+    timeout plus a grace second or two, writes ``write_timeout_ms``, everything else
+    ``connect_timeout_s``."""
+
+    def __init__(self, graph: str, host: str = "127.0.0.1", port: int = 6379, connect_timeout_s: float = 5.0,
+                 write_timeout_ms: int = 300_000, catalog: GraphCatalog | None = None, **kwargs):
         super().__init__(**kwargs)
         self.graph_name = graph
         self.host, self.port = host, port
+        self.connect_timeout_s, self.write_timeout_ms = connect_timeout_s, write_timeout_ms
+        self.catalog = catalog
         self.description = f"FalkorDB at {host}:{port}, graph '{graph}'"
         local = host in ("127.0.0.1", "localhost", "::1")
         self.identity = f"FalkorDB graph '{graph}'" if local else self.description
+        self._clients: dict[int, FalkorDB] = {}
+        client = self._client(self.connect_timeout_s)
         try:
-            self._db = FalkorDB(host=host, port=port)
-            self._db.connection.ping()
+            client.connection.ping()  # unreachable or stalled: fail now, not at the first query
+        except RedisTimeoutError:
+            raise DatabaseUnavailableError(f"{self.description} did not answer within "
+                                           f"{self.connect_timeout_s:.0f}s (is the server stalled?)") from None
         except RedisError as exc:
             raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
-        self._graph = self._db.select_graph(graph)
+
+    def _client(self, seconds: float) -> FalkorDB:
+        """A client whose socket waits at most ``seconds`` (whole seconds, so there are few)."""
+        key = max(1, math.ceil(seconds))
+        if key not in self._clients:
+            try:
+                # no retries: a timed-out call is reported, not silently sent again
+                self._clients[key] = FalkorDB(host=self.host, port=self.port, socket_timeout=key,
+                                              socket_connect_timeout=self.connect_timeout_s,
+                                              retry=Retry(NoBackoff(), 0))
+            except RedisTimeoutError:
+                raise DatabaseUnavailableError(
+                    f"{self.description} did not answer within {key}s (is the server stalled?)") from None
+            except RedisError as exc:
+                raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
+        return self._clients[key]
+
+    def _graph(self, seconds: float):
+        return self._client(seconds).select_graph(self.graph_name)
+
+    def _admin(self, *args):
+        """A server command (not a query) under the connect limit."""
+        return self._call(lambda: self._client(self.connect_timeout_s).connection.execute_command(*args),
+                          self.connect_timeout_s * 1000)
 
     # ------------------------------------------------------------------ execution
-    def _run(self, method, query: str, params: dict | None, timeout_ms: int | None):
+    def _call(self, thunk, limit_ms: float):
         try:
-            return method(query, params, timeout=timeout_ms)
+            return thunk()
+        except RedisTimeoutError:
+            raise QueryTimeoutError(
+                f"no answer from {self.description} within {limit_ms / 1000:.0f}s (is the server stalled?)") from None
+        except RedisConnectionError as exc:
+            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+
+    def _run(self, method, query: str, params: dict | None, timeout_ms: int | None, limit_ms: float):
+        try:
+            return self._call(lambda: method(query, params, timeout=timeout_ms), limit_ms)
         except ResponseError as exc:
             message = str(exc)
             if "timed out" in message.lower():
@@ -62,10 +110,7 @@ class FalkorDBStore(GraphStore):
                     f"query exceeded its {timeout_ms} ms limit on {self.description}"
                 ) from None
             if "empty key" in message.lower():
-                raise GraphNotFoundError(
-                    f"graph '{self.graph_name}' does not exist on FalkorDB at {self.host}:{self.port} "
-                    "(load one with `graphraft load demo|metaqa|files`)"
-                ) from None
+                raise self._not_found() from None
             if "unique constraint violation" in message.lower():
                 raise QueryError(
                     f"a node id is already in {self.description} with other labels; ids must be unique "
@@ -76,10 +121,36 @@ class FalkorDBStore(GraphStore):
                     f"refused a write on the read-only path of {self.description}"
                 ) from None
             raise QueryError(f"{self.description} rejected the query: {message}") from None
-        except RedisTimeoutError:
-            raise QueryTimeoutError(f"no answer from {self.description} in time") from None
-        except RedisConnectionError as exc:
-            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+
+    def _not_found(self) -> GraphRAFTError:
+        """The graph is missing: never loaded (say which exist) or lost (say when it was loaded)."""
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            return GraphDataLostError(
+                f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
+                f"({known.get('nodes', 0):,} nodes) but {self.description.split(', graph')[0]} no longer has it: "
+                f"its data was lost (server log: {self.catalog.path.parent / 'falkordb.log'}); load it again")
+        others = sorted(self.graphs())
+        listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
+        return GraphNotFoundError(
+            f"graph '{self.graph_name}' does not exist on FalkorDB at {self.host}:{self.port} ({listed}); "
+            "load one with `graphraft load demo|metaqa|files`")
+
+    def require_graph(self) -> None:
+        """Raise unless the graph exists with at least the nodes and relationships last loaded."""
+        if not self._graph_exists():
+            raise self._not_found()
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            nodes, rels = self.count_nodes(), self.count_relationships()
+            if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
+                raise GraphDataLostError(
+                    f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
+                    f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
+                    "part of it was lost; load it again")
+
+    def graphs(self) -> list[str]:
+        return self._call(lambda: self._client(self.connect_timeout_s).list_graphs(), self.connect_timeout_s * 1000)
 
     @staticmethod
     def _rows(result) -> list[Row]:
@@ -88,10 +159,14 @@ class FalkorDBStore(GraphStore):
 
     def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
         timeout_ms = timeout_ms or self.query_timeout_ms
-        return self._rows(self._run(self._graph.ro_query, query, params, timeout_ms))
+        # the server's limit first (a clear message), the socket's a little later (a stall)
+        limit_ms = timeout_ms + 1500
+        return self._rows(self._run(self._graph(limit_ms / 1000).ro_query, query, params, timeout_ms, limit_ms))
 
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
-        result = self._run(self._graph.query, query, params, None)
+        # FalkorDB applies no server-side limit to writes: the socket's is the only one
+        graph = self._graph(self.write_timeout_ms / 1000)
+        result = self._run(graph.query, query, params, None, self.write_timeout_ms)
         stats = WriteStats(
             nodes_created=int(result.nodes_created), relationships_created=int(result.relationships_created),
             properties_set=int(result.properties_set), labels_added=int(result.labels_added),
@@ -118,8 +193,8 @@ class FalkorDBStore(GraphStore):
     def _create_unique_id_constraint(self) -> None:
         """Ids are unique across the graph (invariant 2); FalkorDB builds the constraint async."""
         try:
-            self._db.connection.execute_command(
-                "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", ENTITY_LABEL, "PROPERTIES", "1", "id")
+            self._admin("GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", ENTITY_LABEL,
+                        "PROPERTIES", "1", "id")
         except ResponseError as exc:
             if "already exists" not in str(exc).lower():
                 raise QueryError(f"cannot create the unique id constraint on {self.description}: {exc}") from None
@@ -160,11 +235,25 @@ class FalkorDBStore(GraphStore):
 
     # ------------------------------------------------------------------ admin
     def _graph_exists(self) -> bool:
-        return self.graph_name in self._db.list_graphs()
+        return self.graph_name in self.graphs()
+
+    def sync(self) -> None:
+        """Wait until every write so far is fsynced to the append-only log (when the server
+        keeps one: the embedded one does), then record the graph's counts in the catalog."""
+        try:
+            self._admin("WAITAOF", 1, 0, int(self.write_timeout_ms))
+        except ResponseError as exc:
+            if "appendonly" not in str(exc).lower():  # a server without the log: snapshots only
+                raise QueryError(f"{self.description} could not confirm the write was saved: {exc}") from None
+        if self.catalog is not None:
+            self.catalog.record(self.graph_name, self.count_nodes(), self.count_relationships())
 
     def clear(self) -> None:
         if self._graph_exists():
-            self._graph.delete()
+            graph = self._graph(self.write_timeout_ms / 1000)
+            self._call(graph.delete, self.write_timeout_ms)
+        if self.catalog is not None:
+            self.catalog.forget(self.graph_name)
         self.invalidate_schema()
 
     def count_nodes(self) -> int:
@@ -180,7 +269,9 @@ class FalkorDBStore(GraphStore):
         return super().schema(refresh)
 
     def close(self) -> None:
-        try:
-            self._db.connection.close()
-        except RedisError:
-            pass
+        for client in self._clients.values():
+            try:
+                client.connection.close()
+            except RedisError:
+                pass
+        self._clients.clear()

@@ -33,13 +33,22 @@ def _plain(value: Any) -> Any:
 
 
 class Neo4jStore(GraphStore):
-    def __init__(self, uri: str, username: str, password: str | None, database: str | None = None, **kwargs):
+    """A Neo4j 5 database. Limits: reads and writes run in transactions with a server-side
+    timeout; the driver's connect, pool-acquisition and send limits are set; waiting for a
+    reply is limited by the server's ``connection.recv_timeout_seconds`` hint."""
+
+    def __init__(self, uri: str, username: str, password: str | None, database: str | None = None,
+                 connect_timeout_s: float = 5.0, write_timeout_ms: int = 300_000, **kwargs):
         super().__init__(**kwargs)
         self.database = database
+        self.write_timeout_ms = write_timeout_ms
         self.description = f"Neo4j at {uri}" + (f", database '{database}'" if database else "")
         self.identity = self.description
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(username, password or ""))
+            self._driver = neo4j.GraphDatabase.driver(
+                uri, auth=(username, password or ""), connection_timeout=connect_timeout_s,
+                connection_acquisition_timeout=connect_timeout_s * 2,
+                connection_write_timeout=max(30.0, connect_timeout_s))
             self._driver.verify_connectivity()
         except AuthError as exc:
             raise DatabaseUnavailableError(f"{self.description} refused the credentials: {exc.message}") from None
@@ -73,17 +82,22 @@ class Neo4jStore(GraphStore):
             raise self._translate(exc, timeout_ms) from None
 
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
+        @neo4j.unit_of_work(timeout=self.write_timeout_ms / 1000)
+        def work(tx):
+            result = tx.run(query, params or {})
+            records = [{k: _plain(v) for k, v in r.items()} for r in result]
+            return records, result.consume().counters
+
         try:
-            records, summary, _ = self._driver.execute_query(
-                query, params or {}, database_=self.database, routing_=neo4j.RoutingControl.WRITE)
+            with self._driver.session(database=self.database) as session:
+                records, c = session.execute_write(work)
         except ServiceUnavailable as exc:
             raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
         except Neo4jError as exc:
-            raise self._translate(exc, None) from None
-        c = summary.counters
+            raise self._translate(exc, self.write_timeout_ms) from None
         stats = WriteStats(nodes_created=c.nodes_created, relationships_created=c.relationships_created,
                            properties_set=c.properties_set, labels_added=c.labels_added)
-        return [{k: _plain(v) for k, v in r.items()} for r in records], stats
+        return records, stats
 
     def _existing_indexes(self) -> set[tuple[str, str]]:
         rows = self.read("SHOW INDEXES YIELD type, labelsOrTypes, properties, entityType "
@@ -124,8 +138,15 @@ class Neo4jStore(GraphStore):
 
     def clear(self) -> None:
         # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.
-        with self._driver.session(database=self.database) as session:
-            session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        query = neo4j.Query("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+                            timeout=self.write_timeout_ms / 1000)
+        try:
+            with self._driver.session(database=self.database) as session:
+                session.run(query).consume()
+        except ServiceUnavailable as exc:
+            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+        except Neo4jError as exc:
+            raise self._translate(exc, self.write_timeout_ms) from None
         self.invalidate_schema()
 
     def close(self) -> None:

@@ -83,6 +83,13 @@ class GraphStore(ABC):
     def clear(self) -> None:
         """Delete the whole graph (tests and `graphraft load --replace`)."""
 
+    def sync(self) -> None:
+        """Make every write so far durable before a load reports it done (a backend whose
+        commits are durable, like Neo4j, has nothing to do)."""
+
+    def require_graph(self) -> None:
+        """Raise GraphNotFoundError (or GraphDataLostError) unless the graph exists."""
+
     def close(self) -> None:
         pass
 

@@ -24,5 +24,6 @@ def load_graph(store: GraphStore, nodes: Iterable[NodeRecord], relationships: It
     report.writes += rel_report.writes
     if embedder is not None:
         report.embedded = embed_missing_names(store, embedder, progress=progress)
+    store.sync()  # durable before the caller reports it done
     report.seconds = time.perf_counter() - started
     return report

@@ -20,10 +20,34 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graphraft.errors import InputFileError
-from graphraft.graph.records import ENTITY_LABEL, NodeRecord, RelationshipRecord
+from graphraft.graph.records import (EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY, NodeRecord,
+                                     RelationshipRecord)
 
 Scalar = str | int | float | bool
 PropertyValue = Scalar | list[Scalar]
+
+#: properties GraphRAFT writes on every node itself; a file setting them would break
+#: identity (``id`` is the row's own field), name lookup or the vector index
+RESERVED_PROPERTIES = frozenset({"id", NAME_KEY_PROPERTY, EMBEDDING_PROPERTY})
+
+
+def check_name(kind: str, name: str) -> str:
+    """A label, relationship type or property key that both databases can spell."""
+    if not name.strip():
+        raise ValueError(f"{kind} cannot be empty")
+    if "`" in name:
+        raise ValueError(f"{kind} {name!r} contains a backtick, which a Cypher name cannot hold in both databases")
+    if any(ord(ch) < 32 for ch in name):
+        raise ValueError(f"{kind} {name!r} contains a control character")
+    return name.strip()
+
+
+def _check_keys(properties: dict[str, Any], reserved: frozenset[str] = frozenset()) -> dict[str, Any]:
+    for key in properties:
+        check_name("property key", key)
+        if key in reserved:
+            raise ValueError(f"property {key!r} is reserved: GraphRAFT sets it on every node itself")
+    return properties
 
 
 class NodeRow(BaseModel):
@@ -38,12 +62,16 @@ class NodeRow(BaseModel):
 
     @field_validator("labels")
     @classmethod
-    def _no_empty_labels(cls, value: list[str]) -> list[str]:
-        if any(not label.strip() for label in value):
-            raise ValueError("labels cannot be empty strings")
-        if ENTITY_LABEL in value:
+    def _valid_labels(cls, value: list[str]) -> list[str]:
+        labels = [check_name("a label", label) for label in value]
+        if ENTITY_LABEL in labels:
             raise ValueError(f"the label {ENTITY_LABEL} is reserved")
-        return [label.strip() for label in value]
+        return labels
+
+    @field_validator("properties")
+    @classmethod
+    def _valid_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_keys(value, RESERVED_PROPERTIES)
 
 
 class RelationshipRow(BaseModel):
@@ -51,6 +79,16 @@ class RelationshipRow(BaseModel):
     target: str = Field(min_length=1)
     type: str = Field(min_length=1)
     properties: dict[str, PropertyValue] = {}
+
+    @field_validator("type")
+    @classmethod
+    def _valid_type(cls, value: str) -> str:
+        return check_name("a relationship type", value)
+
+    @field_validator("properties")
+    @classmethod
+    def _valid_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_keys(value)
 
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {
@@ -65,7 +103,8 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 def jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
@@ -91,11 +130,19 @@ def _csv_rows(path: Path, fixed: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     missing = [name for name in fixed if name not in header]
     if missing:
         raise InputFileError(f"{path}:1: header lacks column(s) {', '.join(missing)}")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputFileError(f"{path}:1: column(s) {', '.join(repeated)} appear more than once")
     columns = []
     for name in header:
         key, _, kind = name.partition(":")
         if kind and kind not in _CONVERTERS:
             raise InputFileError(f"{path}:1: unknown column type {kind!r} in {name!r}")
+        if key not in fixed:
+            try:
+                _check_keys({key: None}, RESERVED_PROPERTIES if "labels" in fixed else frozenset())
+            except ValueError as exc:
+                raise InputFileError(f"{path}:1: column {name!r}: {exc}") from None
         columns.append((key, _CONVERTERS[kind or "string"]))
     for cells in reader:
         number = reader.line_num
@@ -121,7 +168,8 @@ def _open(path: Path):
     if not path.is_file():
         raise InputFileError(f"{path}: not a file")
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        # utf-8-sig: spreadsheet programs begin their CSV with a byte-order mark
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             yield from handle
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
@@ -150,6 +198,8 @@ def read_nodes(path: Path) -> list[NodeRecord]:
             raise InputFileError(f"{path}:{number}: duplicate node id {parsed.id!r} (first on line {seen[parsed.id]})")
         seen[parsed.id] = number
         nodes.append(NodeRecord(parsed.id, tuple(parsed.labels), dict(parsed.properties)))
+    if not nodes:
+        raise InputFileError(f"{path}: no nodes in the file")
     return nodes
 
 
@@ -162,4 +212,6 @@ def read_relationships(path: Path) -> list[RelationshipRecord]:
         except ValidationError as exc:
             raise InputFileError(f"{path}:{number}: {_describe(exc)}") from None
         rels.append(RelationshipRecord(parsed.source, parsed.target, parsed.type, dict(parsed.properties)))
+    if not rels:
+        raise InputFileError(f"{path}: no relationships in the file")
     return rels

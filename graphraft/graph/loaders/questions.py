@@ -21,7 +21,7 @@ def read_question_file(path: Path, split: str | None = None, validation_fraction
     if not path.is_file():
         raise InputFileError(f"{path}: question file not found")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFileError(f"{path}: cannot read: {exc}") from None
     is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson", ".json")
