@@ -237,10 +237,10 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
     from graphraft.progress import RichProgress
 
     settings = _settings(ctx)
-    embedder = make_embedder(settings)
-    if embedder is None:
-        raise InputFileError("no embedder configured (GRAPHRAFT_EMBEDDER=none)")
-    with open_store(settings, graph) as store:
+    with open_store(settings, graph) as store:  # a missing graph fails before a model loads
+        embedder = make_embedder(settings)
+        if embedder is None:
+            raise InvalidInputError("no embedder configured (GRAPHRAFT_EMBEDDER=none)")
         count = embed_missing_names(store, embedder, progress=RichProgress())
         store.sync()
     out.print(f"embedded {count:,} names")
@@ -307,6 +307,8 @@ def ask_cmd(
 
 
 def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> None:
+    for note in answer.notes:
+        err.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
     if answer.message:
         err.print(escape(answer.message))
         return

@@ -7,7 +7,7 @@ search with the trie logits processor stays as the reference (``method="beam"``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -95,12 +95,15 @@ class ConstrainedGenerator:
 
     @torch.no_grad()
     def generate_many(self, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
-                      num_beams: int = 5, group: int = 8) -> list[list[GeneratedQuery]]:
+                      num_beams: int = 5, group: int = 8,
+                      check: Callable[[], None] | None = None) -> list[list[GeneratedQuery]]:
         """``generate`` for many questions, ``group`` of them searched together in each forward
         call (a forest; the same results as one at a time). For throughput: evaluation,
-        training's validation and L2's evidence building."""
+        training's validation and L2's evidence building. ``check`` runs before each forward
+        call of the exact search (each question's search for beam search): a deadline."""
+        check = check or (lambda: None)
         if self.method != "exact":
-            return [self.generate(q, c, num_beams) for q, c in zip(questions, candidate_lists)]
+            return _one_by_one(lambda q, c: self.generate(q, c, num_beams), questions, candidate_lists, check)
         results: list[list[GeneratedQuery]] = [[] for _ in questions]
         work = [i for i, candidates in enumerate(candidate_lists) if candidates]
         group = max(1, group)
@@ -110,7 +113,7 @@ class ConstrainedGenerator:
             prompts = [prompt_ids(self.tokenizer, l1_messages(questions[i], self.schema_hint)) for i in chunk]
             with adapter_active(self.model, self.adapter):
                 found = top_m_many(self.model, prompts, [index.radix() for index in indexes], max(1, num_beams),
-                                   self.token_budget, self.prompts, self.stats)
+                                   self.token_budget, self.prompts, self.stats, check)
             for i, index, scored in zip(chunk, indexes, found):
                 results[i] = self._queries(index, [(r.sequence, r.score) for r in scored])
         return results
@@ -150,8 +153,18 @@ class FreeGenerator:
                        for sequence, score in found)
 
     def generate_many(self, questions: Sequence[str], candidate_lists: Sequence[Sequence[str]],
-                      num_beams: int = 5, group: int = 8) -> list[list[GeneratedQuery]]:
-        return [self.generate(question, (), num_beams) for question in questions]
+                      num_beams: int = 5, group: int = 8,
+                      check: Callable[[], None] | None = None) -> list[list[GeneratedQuery]]:
+        return _one_by_one(lambda q, _: self.generate(q, (), num_beams), questions, [()] * len(questions),
+                           check or (lambda: None))
+
+
+def _one_by_one(generate, questions, candidate_lists, check) -> list[list[GeneratedQuery]]:
+    results = []
+    for question, candidates in zip(questions, candidate_lists):
+        check()
+        results.append(generate(question, candidates))
+    return results
 
 
 @torch.no_grad()

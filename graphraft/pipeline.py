@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from graphraft.adapters import BASE
 from graphraft.config import Settings, load_settings
+from graphraft.deadline import Deadline
 from graphraft.entities.extract import EntityExtractor, make_extractor
 from graphraft.entities.resolve import EntityResolver
 from graphraft.enumerate import PatternEnumerator
@@ -24,6 +25,8 @@ from graphraft.prompts import DETAIL_CHARS
 from graphraft.reason import AnswerSelector
 from graphraft.retrieve import execute, patterns_shown, textualise
 
+NO_VECTOR_INDEX = ("this graph has no name embeddings (loaded with --no-embed?): names were matched exactly "
+                   "and by text only; `graphraft embed` adds them for misspelled names")
 DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
 
 
@@ -52,6 +55,7 @@ class Answer(BaseModel):
     candidates: int = 0
     evidence: str = ""
     message: str | None = None  # why nothing was answered, when nothing was
+    notes: list[str] = Field(default_factory=list)  # what the user should know about how it was answered
     selected_by: str = "query order"  # or "l2"
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -108,36 +112,44 @@ class GraphRAFT:
         """``ask`` for each question, L1 searching ``group`` questions together in each forward
         call (the same answers as one at a time, more questions a second). Each answer's
         ``generate`` timing is its even share of the search."""
-        prepared = [self._prepare(question) for question in questions]
+        if any(not question or not question.strip() for question in questions):
+            raise InvalidInputError("the question is empty")
+        # one overall limit (settings.ask_timeout_s a question), checked at every stage
+        deadline = Deadline(self.settings.ask_timeout_s * max(1, len(questions)),
+                            "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions")
+        prepared = [self._prepare(question, deadline) for question in questions]
         pending = [p for p in prepared if p[1]]
         clock = time.perf_counter()
         found = self.generator.generate_many([a.question for a, _, _ in pending], [list(p) for _, p, _ in pending],
-                                             num_beams=self.num_beams, group=group)
+                                             num_beams=self.num_beams, group=group,
+                                             check=lambda: deadline.check("writing queries (L1)"))
         share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
         for (answer, patterns, anchors), generated in zip(pending, found):
             answer.timings["generate"] = share
-            self._answer(answer, patterns, anchors, generated)
+            self._answer(answer, patterns, anchors, generated, deadline)
         return [answer for answer, _, _ in prepared]
 
-    def _prepare(self, question: str):
+    def _prepare(self, question: str, deadline: Deadline):
         """Anchors and candidate queries: (answer so far, candidates by Cypher, anchors); no
         candidates when the answer already says why nothing can be answered."""
-        if not question or not question.strip():
-            raise InvalidInputError("the question is empty")
         question = question.strip()
         answer = Answer(question=question)
         clock = time.perf_counter()
+        deadline.check("finding the entities")
         mentions = self.extractor.extract(question)
         anchors = self.resolver.resolve_all(mentions) if mentions else []
         answer.mentions = [m.text for m in mentions]
         answer.anchors = [a.to_dict() for a in anchors]
         answer.timings["anchors"] = round(time.perf_counter() - clock, 4)
+        if self.resolver.vector_missing:
+            answer.notes.append(NO_VECTOR_INDEX)
         if not anchors:
             answer.message = ("no entity of the question was found in the graph"
                               + (f" (mentions: {', '.join(answer.mentions)})" if answer.mentions else ""))
             return answer, {}, anchors
 
         clock = time.perf_counter()
+        deadline.check("enumerating candidate queries")
         enumeration = self.enumerator.all_patterns([a.ref for a in anchors], self.max_hops)
         patterns = {p.cypher: p.pattern for p in enumeration.patterns}
         answer.candidates = len(patterns)
@@ -146,10 +158,10 @@ class GraphRAFT:
             answer.message = "no valid query around " + ", ".join(a.name for a in anchors)
         return answer, patterns, anchors
 
-    def _answer(self, answer: Answer, patterns: dict, anchors: list, generated) -> None:
+    def _answer(self, answer: Answer, patterns: dict, anchors: list, generated, deadline: Deadline) -> None:
         """Run L1's queries, write the evidence, and let L2 choose the answers."""
         clock = time.perf_counter()
-        retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms)
+        retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline)
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(retrieval, patterns, anchor_names, self.evidence_tokens,
                                      lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]),
@@ -161,6 +173,7 @@ class GraphRAFT:
         answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         if self.reasoner is not None and order:
             clock = time.perf_counter()
+            deadline.check("choosing the answers (L2)")
             # L2 chooses among the answer sets of the queries its evidence shows
             shown = retrieval.runs[:patterns_shown(answer.evidence)]
             sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]

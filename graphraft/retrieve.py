@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphraft.errors import GraphRAFTError, QueryTimeoutError
+from graphraft.deadline import Deadline
+from graphraft.errors import DatabaseUnavailableError, DeadlineExceededError, GraphRAFTError
 from graphraft.generate import GeneratedQuery
 from graphraft.graph.records import NAME_KEY_PROPERTY
 from graphraft.graph.store import GraphStore
@@ -39,7 +40,12 @@ class Retrieval:
 
 
 def execute(store: GraphStore, queries: Sequence[GeneratedQuery], node_budget: int = 100,
-            timeout_ms: int | None = None) -> Retrieval:
+            timeout_ms: int | None = None, deadline: Deadline | None = None) -> Retrieval:
+    """Each query within ``timeout_ms`` and what is left of ``deadline``; a query that fails
+    is recorded with its error and the next one runs, but a deadline passed or a database
+    gone ends the whole retrieval."""
+    deadline = deadline or Deadline(None)
+    timeout_ms = timeout_ms or store.query_timeout_ms
     result = Retrieval()
     seen: set[str] = set()
     for query in queries:
@@ -49,10 +55,9 @@ def execute(store: GraphStore, queries: Sequence[GeneratedQuery], node_budget: i
         started = time.perf_counter()
         run = QueryRun(query.cypher, query.score)
         try:
-            rows = store.read(query.cypher, timeout_ms=timeout_ms)
-        except QueryTimeoutError as exc:
-            run.error = str(exc)
-            rows = []
+            rows = store.read(query.cypher, timeout_ms=deadline.limit_ms(timeout_ms, "running the queries"))
+        except (DeadlineExceededError, DatabaseUnavailableError):
+            raise
         except GraphRAFTError as exc:
             run.error = str(exc)
             rows = []
@@ -66,7 +71,7 @@ def execute(store: GraphStore, queries: Sequence[GeneratedQuery], node_budget: i
                 result.order.append(node_id)
         run.seconds = time.perf_counter() - started
         result.runs.append(run)
-    for row in store.nodes_by_id(result.order):
+    for row in store.nodes_by_id(result.order, timeout_ms=deadline.limit_ms(timeout_ms, "reading the answers")):
         props = row["properties"]
         result.nodes[row["id"]] = {"id": row["id"], "name": props.get("name", row["id"]), "labels": row["labels"],
                                    "properties": {k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES}}

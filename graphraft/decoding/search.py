@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from graphraft.decoding.radix import RadixNode
@@ -54,12 +54,13 @@ def top_m(model, prompt: Sequence[int], root: RadixNode, m: int, token_budget: i
 
 def top_m_many(model, prompts: Sequence[Sequence[int]], roots: Sequence[RadixNode], m: int,
                token_budget: int = DEFAULT_TOKEN_BUDGET, prefix: PromptCache | None = None,
-               stats: SearchStats | None = None) -> list[list[Scored]]:
+               stats: SearchStats | None = None, check: Callable[[], None] | None = None) -> list[list[Scored]]:
     """``top_m`` for several prompts and trees at once (a forest): every forward call feeds
     the branches of all searches still running, each within its own token budget, so a call
     is wider and the calls fewer than one question at a time. The beginning the prompts
     share is fed once; each prompt's rest is a branch below it, its tree below that. Each
-    search's result is exactly what it would be alone."""
+    search's result is exactly what it would be alone. ``check`` runs before every forward
+    call (an overall deadline raises there)."""
     stats = stats or SearchStats()
     searches = [_Search(root, m, token_budget) if m >= 1 and (root.children or root.sequence) else None
                 for root in roots]
@@ -80,6 +81,8 @@ def top_m_many(model, prompts: Sequence[Sequence[int]], roots: Sequence[RadixNod
             batch.extend(Branch(b.path, b.tokens, None if b.after is None else b.after + offset) for b in own)
         if not batch:
             break  # the guard in ``absorb`` ended every search
+        if check is not None:
+            check()
         forward, _, fed = tree.feed(batch)
         stats.calls += 1
         stats.fed_tokens += sum(len(b.tokens) for b in batch)

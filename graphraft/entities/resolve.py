@@ -1,16 +1,27 @@
 """Resolve mentions to anchor node ids: exact normalised name through the index first, else
 the nearest names by the vector index above a similarity floor. Ambiguous names keep
-several candidates, and every anchor records how it was found."""
+several candidates, and every anchor records how it was found.
+
+A graph loaded without name embeddings (``--no-embed``) has no vector index: there the
+fallback is a text match (names containing the mention's words, ranked by string
+similarity), and ``vector_missing`` says so for the caller to report."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from difflib import SequenceMatcher
 
 from graphraft.embeddings import Embedder
 from graphraft.entities.extract import Mention
 from graphraft.graph.store import GraphStore
 from graphraft.patterns import AnchorRef
+from graphraft.text import normalize_name
+
+#: the text fallback keeps names at least this similar to the mention (difflib ratio): a
+#: mention that is most of the name ("Forrest Gump" in "Forrest Gump 2") passes, a single
+#: shared word in a long name does not
+TEXT_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -19,8 +30,8 @@ class Anchor:
     id: str
     name: str
     labels: tuple[str, ...]
-    method: str  # exact | vector
-    score: float  # 1.0 for exact; cosine similarity for vector
+    method: str  # exact | vector | text
+    score: float  # 1.0 for exact; cosine similarity for vector; string similarity for text
 
     @property
     def ref(self) -> AnchorRef:
@@ -40,6 +51,12 @@ class EntityResolver:
         self._embedder: Embedder | None = None
         self.similarity_floor = similarity_floor
         self.max_candidates = max_candidates
+        self._vector_index: bool | None = None
+
+    @property
+    def vector_missing(self) -> bool:
+        """True once a mention needed the vector index and the graph has none."""
+        return self._vector_index is False
 
     def _embed(self, text: str) -> list[float] | None:
         if self._embedder is None and self._embedder_factory is not None:
@@ -52,15 +69,26 @@ class EntityResolver:
         exact = self.store.nodes_by_name(text, limit=self.max_candidates)
         if exact:
             return [Anchor(text, row["id"], row["name"], _domain(row["labels"]), "exact", 1.0) for row in exact]
-        vector = self._embed(text)
+        if self._vector_index is None:
+            self._vector_index = self.store.has_vector_index()
+        vector = self._embed(text) if self._vector_index else None
         if vector is None:
-            return []
+            return self._text_match(text)
         anchors = []
         for node, similarity in self.store.nearest_names(vector, k=self.max_candidates):
             if similarity >= self.similarity_floor:
                 anchors.append(Anchor(text, node["id"], node["name"], _domain(node["labels"]), "vector",
                                       round(similarity, 4)))
         return anchors
+
+    def _text_match(self, text: str) -> list[Anchor]:
+        """Names that contain every word of the mention, most similar first, above the floor."""
+        key = normalize_name(text)
+        rows = self.store.names_containing(key.split(), limit=50)
+        scored = sorted(((SequenceMatcher(None, key, normalize_name(row["name"] or "")).ratio(), row) for row in rows),
+                        key=lambda pair: -pair[0])
+        return [Anchor(text, row["id"], row["name"], _domain(row["labels"]), "text", round(score, 4))
+                for score, row in scored[:self.max_candidates] if score >= TEXT_FLOOR]
 
     def resolve_all(self, mentions: list[Mention]) -> list[Anchor]:
         """Anchors for every mention, without repeating a node."""

@@ -106,23 +106,32 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
-def _ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
-    """Speak just enough RESP to ask the server for PONG."""
+def _probe(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> str | None:
+    """Speak just enough RESP to ask for PONG: "ready", "loading" (reading its data from
+    disk, which takes a while for a large graph) or None (no answer)."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
+            reply = sock.recv(64)
     except OSError:
-        return False
+        return None
+    if reply.startswith(b"+PONG"):
+        return "ready"
+    return "loading" if reply.startswith(b"-LOADING") else None
+
+
+def _ping(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    return _probe(port, host, timeout) == "ready"
 
 
 class EmbeddedServer:
     """Start, find and stop the embedded FalkorDB server for one data directory."""
 
-    def __init__(self, data_dir: Path, port: int = 0, start_timeout: float = 30.0):
+    def __init__(self, data_dir: Path, port: int = 0, start_timeout: float = 30.0, load_timeout: float = 1800.0):
         self.data_dir = Path(data_dir)
         self.requested_port = port
-        self.start_timeout = start_timeout
+        # how long a new server may take to answer at all, and to read its data once it does
+        self.start_timeout, self.load_timeout = start_timeout, load_timeout
 
     @property
     def state_path(self) -> Path:
@@ -183,7 +192,11 @@ class EmbeddedServer:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise DatabaseUnavailableError(f"cannot create data directory {self.data_dir}: {exc}") from None
-        return FileLock(self.data_dir / START_LOCK, timeout=self.start_timeout + 30)
+        return FileLock(self.data_dir / START_LOCK, timeout=self._lock_wait)
+
+    @property
+    def _lock_wait(self) -> float:
+        return self.start_timeout + self.load_timeout + 30
 
     def start(self) -> tuple[ServerInfo, bool]:
         """Start the server unless it runs already. Returns (info, started_now).
@@ -206,7 +219,7 @@ class EmbeddedServer:
         except Timeout:
             raise DatabaseUnavailableError(
                 f"another command has been starting or stopping the server in {self.data_dir} for "
-                f"{self.start_timeout + 30:.0f}s; if none runs, remove {self.data_dir / START_LOCK}") from None
+                f"{self._lock_wait:.0f}s; if none runs, remove {self.data_dir / START_LOCK}") from None
 
     def _launch(self) -> ServerInfo:
         server, module = _binaries()
@@ -243,7 +256,8 @@ class EmbeddedServer:
             )
         finally:
             lock.close()  # our copy; the server's keeps the lock
-        deadline = time.monotonic() + self.start_timeout
+        started = time.monotonic()
+        deadline = started + self.start_timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 err = (proc.stderr.read() or b"").decode(errors="replace").strip()
@@ -251,17 +265,20 @@ class EmbeddedServer:
                     f"embedded FalkorDB exited with code {proc.returncode}: "
                     f"{err or self._log_tail()} (log: {self.log_path})"
                 )
-            if _ping(port):
+            state = _probe(port)
+            if state == "loading":  # answering, still reading a large graph from disk
+                deadline = max(deadline, started + self.load_timeout)
+            elif state == "ready":
                 info = ServerInfo(pid=proc.pid, port=port)
                 if not has_log:
-                    self._switch_on_log(port, deadline)
+                    self._switch_on_log(port, time.monotonic() + self.load_timeout)
                 _write_atomically(self.state_path, json.dumps(asdict(info)))
                 return info
             time.sleep(0.05)
         proc.kill()
         raise DatabaseUnavailableError(
-            f"embedded FalkorDB did not answer on port {port} within {self.start_timeout:.0f}s "
-            f"(log: {self.log_path})"
+            f"embedded FalkorDB did not become ready on port {port} within "
+            f"{deadline - started:.0f}s (log: {self.log_path})"
         )
 
     def _switch_on_log(self, port: int, deadline: float) -> None:
@@ -309,7 +326,7 @@ class EmbeddedServer:
         except Timeout:
             raise DatabaseUnavailableError(
                 f"another command has been starting or stopping the server in {self.data_dir} for "
-                f"{self.start_timeout + 30:.0f}s") from None
+                f"{self._lock_wait:.0f}s") from None
 
     def _log_tail(self, lines: int = 3) -> str:
         try:

@@ -95,7 +95,8 @@ class FalkorDBStore(GraphStore):
         try:
             return thunk()
         except RedisTimeoutError:
-            raise QueryTimeoutError(
+            # the server's own limit would have answered first: nothing came back at all
+            raise DatabaseUnavailableError(
                 f"no answer from {self.description} within {limit_ms / 1000:.0f}s (is the server stalled?)") from None
         except RedisConnectionError as exc:
             raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
@@ -208,11 +209,16 @@ class FalkorDBStore(GraphStore):
                 raise QueryError(f"node ids are not unique in {self.description}; cannot add the id constraint")
             time.sleep(0.05)
 
-    def _ensure_vector_index(self, dimension: int) -> None:
+    def has_vector_index(self) -> bool:
+        if not self._graph_exists():
+            return False
         rows = self.read("CALL db.indexes() YIELD label, properties, types RETURN label, properties, types")
-        for row in rows:
-            if row["label"] == ENTITY_LABEL and "VECTOR" in (row["types"].get(EMBEDDING_PROPERTY) or []):
-                return
+        return any(row["label"] == ENTITY_LABEL and "VECTOR" in (row["types"].get(EMBEDDING_PROPERTY) or [])
+                   for row in rows)
+
+    def _ensure_vector_index(self, dimension: int) -> None:
+        if self.has_vector_index():
+            return
         self.write(
             f"CREATE VECTOR INDEX FOR (n{label_expression((ENTITY_LABEL,))}) ON (n.{EMBEDDING_PROPERTY}) "
             f"OPTIONS {{dimension: {int(dimension)}, similarityFunction: 'cosine'}}"

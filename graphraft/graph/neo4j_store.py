@@ -121,6 +121,10 @@ class Neo4jStore(GraphStore):
         )
         self.write("CALL db.awaitIndexes(300)")
 
+    def has_vector_index(self) -> bool:
+        return bool(self.read("SHOW INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN name",
+                              {"name": VECTOR_INDEX}))
+
     def _set_embeddings_query(self) -> str:
         return (f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
                 f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)")

@@ -80,6 +80,10 @@ class GraphStore(ABC):
         """k nearest nodes by name embedding: (node fields, cosine similarity)."""
 
     @abstractmethod
+    def has_vector_index(self) -> bool:
+        """Whether names were embedded (the vector index exists): else ``nearest_names`` cannot run."""
+
+    @abstractmethod
     def clear(self) -> None:
         """Delete the whole graph (tests and `graphraft load --replace`)."""
 
@@ -205,11 +209,24 @@ class GraphStore(ABC):
             {"key": normalize_name(name), "limit": limit},
         )
 
-    def nodes_by_id(self, ids: Sequence[str]) -> list[Row]:
+    def names_containing(self, words: Sequence[str], limit: int = 25) -> list[Row]:
+        """Nodes whose normalised name contains every one of ``words`` (normalised): the text
+        match used when there is no vector index. A scan, bounded by the read time limit."""
+        words = [normalize_name(word) for word in words if normalize_name(word)]
+        if not words:
+            return []
+        return self.read(
+            f"MATCH (n{label_expression((ENTITY_LABEL,))}) "
+            f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
+            "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+            {"words": words, "limit": int(limit)},
+        )
+
+    def nodes_by_id(self, ids: Sequence[str], timeout_ms: int | None = None) -> list[Row]:
         rows = self.read(
             f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
             "RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties",
-            {"ids": list(ids)},
+            {"ids": list(ids)}, timeout_ms=timeout_ms,
         )
         for row in rows:
             row["labels"] = [lab for lab in row["labels"] if lab != ENTITY_LABEL]
