@@ -65,3 +65,15 @@ def embedder(graphraft_home):
 def settings(graphraft_home, server):
     """Settings pointing at the session's server."""
     return load_settings(home=graphraft_home, falkordb_port=server.port)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(graphraft_home, tmp_path_factory) -> Path:
+    """The tiny random model saved as a folder, for `graphraft ask --model FOLDER`."""
+    from graphraft.models import tiny_random_model
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=1)
+    folder = tmp_path_factory.mktemp("tiny-model")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -165,17 +165,12 @@ def test_a_bad_command_is_one_line_and_changes_nothing(loaded, tmp_path, case, a
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_asking_a_graph_without_name_embeddings_falls_back_to_text_and_says_so(loaded, tmp_path):
+def test_asking_a_graph_without_name_embeddings_falls_back_to_text_and_says_so(loaded, tiny_model_dir):
     """Loaded with --no-embed there is no vector index: a misspelled name is matched by text,
     not answered with a raw procedure error."""
-    from graphraft.models import tiny_random_model
-
     folder, env, _ = loaded
-    model, tokenizer = tiny_random_model(tmp_path / "home", seed=1)
-    model.save_pretrained(tmp_path / "tiny")
-    tokenizer.save_pretrained(tmp_path / "tiny")
     local = {**env, "GRAPHRAFT_EMBEDDER": "local"}  # an embedder is there; the graph has no index
-    proc = run(["ask", "which films did [Tom Hank] star in", "--graph", GRAPH, "--model", str(tmp_path / "tiny"),
+    proc = run(["ask", "which films did [Tom Hank] star in", "--graph", GRAPH, "--model", str(tiny_model_dir),
                 "--extractor", "marked", "--max-hops", "1", "--json"], local)
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
@@ -183,7 +178,7 @@ def test_asking_a_graph_without_name_embeddings_falls_back_to_text_and_says_so(l
     assert [a["name"] for a in answer["answers"]] == ["Big"]
     assert any("no name embeddings" in note for note in answer["notes"])
     # a name that matches nothing says so in words, with the reason
-    proc = run(["ask", "which films did [Zzyzx Qwerty] star in", "--graph", GRAPH, "--model", str(tmp_path / "tiny"),
+    proc = run(["ask", "which films did [Zzyzx Qwerty] star in", "--graph", GRAPH, "--model", str(tiny_model_dir),
                 "--extractor", "marked"], local)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "no entity of the question was found" in proc.stderr and "no name embeddings" in proc.stderr

@@ -1,0 +1,214 @@
+"""Faults on real server processes: crashes right after loads, simultaneous starts, a stalled
+server. Nothing a command reported as done may be lost, no command may hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graphraft.config import load_settings
+from graphraft.errors import DatabaseUnavailableError
+from graphraft.graph import open_store
+from graphraft.graph.embedded import EmbeddedServer, _pid_alive
+from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.records import NodeRecord
+
+LOADS = 10
+
+
+def run(args, env, timeout=300):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
+    return subprocess.run([sys.executable, "-m", "graphraft", *args], capture_output=True, text=True,
+                          env={**clean, **env}, timeout=timeout)
+
+
+def one_line_error(proc) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def server_pid(home: Path) -> int:
+    return json.loads((home / "falkordb" / "server.json").read_text())["pid"]
+
+
+def kill_hard(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _pid_alive(pid)
+
+
+def servers_on(data_dir: Path) -> list[int]:
+    """redis-server processes whose working directory is this data directory."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if "redis-server" in (proc / "cmdline").read_text() and Path(os.readlink(proc / "cwd")) == data_dir.resolve():
+                if _pid_alive(int(proc.name)):
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def graph_files(folder: Path, n: int) -> tuple[Path, Path]:
+    """Graph n: 200 + n nodes in a chain, so every load has its own counts."""
+    nodes, rels = folder / f"n{n}.jsonl", folder / f"r{n}.jsonl"
+    count = 200 + n
+    nodes.write_text("".join(json.dumps({"id": f"g{n}-{i}", "labels": ["Item"], "properties": {"name": f"item {n} {i}"}})
+                             + "\n" for i in range(count)))
+    rels.write_text("".join(json.dumps({"source": f"g{n}-{i}", "target": f"g{n}-{i + 1}", "type": "NEXT"}) + "\n"
+                            for i in range(count - 1)))
+    return nodes, rels
+
+
+def test_kill_9_right_after_each_of_10_loads_loses_nothing(tmp_path):
+    """Each load returns, the server is killed at once (no snapshot, no clean exit); the next
+    command starts a new server. At the end every graph has all its nodes and relationships."""
+    home = tmp_path / "home"
+    env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none"}
+    try:
+        for n in range(LOADS):
+            nodes, rels = graph_files(tmp_path, n)
+            proc = run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", f"g{n}"], env)
+            assert proc.returncode == 0, proc.stderr
+            kill_hard(server_pid(home))
+        assert not (home / "falkordb" / "graphraft.rdb").exists()  # no snapshot was ever taken: the log kept it
+        for n in range(LOADS):
+            schema = json.loads(run(["schema", "--graph", f"g{n}", "--json"], env).stdout)
+            assert schema["labels"] == {"Item": 200 + n}
+            assert schema["relationship_types"] == {"NEXT": 199 + n}
+    finally:
+        run(["db", "stop"], env)
+
+
+def test_a_lost_graph_is_named_as_lost_not_as_empty(tmp_path):
+    home = tmp_path / "home"
+    env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none"}
+    nodes, rels = graph_files(tmp_path, 0)
+    try:
+        assert run(["load", "files", "--nodes", str(nodes), "--graph", "kept"], env).returncode == 0
+        assert run(["db", "stop"], env).returncode == 0
+        # what a disk failure or a deleted folder would do: the server's files are gone
+        data = home / "falkordb"
+        for path in [data / "graphraft.rdb", *(data / "appendonlydir").glob("*")]:
+            path.unlink(missing_ok=True)
+        (data / "appendonlydir").rmdir()
+        proc = run(["schema", "--graph", "kept"], env)
+        assert proc.returncode == 3
+        line = one_line_error(proc)
+        assert "graph 'kept' was loaded on" in line and "200 nodes" in line and "lost" in line
+    finally:
+        run(["db", "stop"], env)
+
+
+def test_four_simultaneous_starts_leave_one_server(tmp_path):
+    home = tmp_path / "home"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+           "GRAPHRAFT_HOME": str(home)}
+    procs = [subprocess.Popen([sys.executable, "-m", "graphraft", "db", "start"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    try:
+        outputs = [proc.communicate(timeout=120) for proc in procs]
+        assert all(proc.returncode == 0 for proc in procs), outputs
+        said = [out for out, _ in outputs]
+        assert sum("started" in out and "already" not in out for out in said) == 1, said
+        assert sum("already running" in out for out in said) == 3, said
+        ports = {out.split("127.0.0.1:")[1].split()[0] for out in said}
+        assert len(ports) == 1, said
+        assert servers_on(home / "falkordb") == [server_pid(home)]
+    finally:
+        run(["db", "stop"], {"GRAPHRAFT_HOME": str(home)})
+    assert servers_on(home / "falkordb") == []
+
+
+@pytest.fixture
+def stalled(tmp_path):
+    """A private embedded server with a small graph, tight limits, and a way to stall it."""
+    home = tmp_path / "home"
+    env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none", "GRAPHRAFT_CONNECT_TIMEOUT_S": "2",
+           "GRAPHRAFT_QUERY_TIMEOUT_MS": "2000", "GRAPHRAFT_WRITE_TIMEOUT_MS": "3000", "GRAPHRAFT_ASK_TIMEOUT_S": "20"}
+    nodes, rels = graph_files(tmp_path, 0)
+    assert run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "s"], env).returncode == 0
+    pid = server_pid(home)
+    yield home, env, pid, (nodes, rels)
+    os.kill(pid, signal.SIGCONT)
+    run(["db", "stop"], env)
+
+
+def test_a_stalled_server_fails_every_command_within_its_limit_and_recovers(stalled, tiny_model_dir):
+    home, env, pid, (nodes, rels) = stalled
+    commands = {
+        "query": ["query", "MATCH (n) RETURN count(n) AS c", "--graph", "s", "--json"],
+        "schema": ["schema", "--graph", "s", "--json"],
+        "load": ["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "s"],
+        "ask": ["ask", "what comes after [item 0 1]", "--graph", "s", "--model", str(tiny_model_dir),
+                "--extractor", "marked", "--max-hops", "1", "--json"],
+    }
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for name, args in commands.items():
+            started = time.monotonic()
+            proc = run(args, env, timeout=120)
+            seconds = time.monotonic() - started
+            assert proc.returncode == 3, (name, proc.stdout, proc.stderr)
+            assert "did not answer within 2s (is the server stalled?)" in one_line_error(proc), name
+            # the 2 s limit plus starting Python and importing the libraries (torch for ask)
+            assert seconds < 30, (name, seconds)
+        # the server is stalled, not gone: status still finds it instead of starting a second one
+        status = json.loads(run(["db", "status", "--json"], env).stdout)
+        assert status["running"] and status["pid"] == pid
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert json.loads(run(commands["query"], env).stdout) == [{"c": 200}]
+    assert run(commands["load"], env).returncode == 0
+    answer = json.loads(run(commands["ask"], env).stdout)
+    assert answer["anchors"][0]["name"] == "item 0 1"
+
+
+def test_a_server_stalled_mid_session_gives_errors_within_the_limits(stalled, graphraft_home):
+    """Calls on an open connection: reads, writes, clear and a whole ask each end in time."""
+    home, env, pid, _ = stalled
+    settings = load_settings(home=home, connect_timeout_s=1.0, query_timeout_ms=1000, write_timeout_ms=2000,
+                             embedder="none", ask_timeout_s=10)
+    store = open_store(settings, "s")
+    assert isinstance(store, FalkorDBStore) and store.count_nodes() == 200
+    from graphraft.entities.extract import MarkedMentionExtractor
+    from graphraft.models import tiny_random_model
+    from graphraft.pipeline import GraphRAFT
+
+    model, tokenizer = tiny_random_model(graphraft_home, seed=1)
+    engine = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(),
+                       num_beams=2, max_hops=1)
+    calls = {
+        "read": (lambda: store.read("MATCH (n) RETURN count(n) AS c"), 1.0 + 1.5),
+        "write": (lambda: store.load_nodes([NodeRecord("x", ("Item",), {"name": "x"})]), 2.0),
+        "clear": (store.clear, 2.0),
+        "ask": (lambda: engine.ask("what comes after [item 0 1]"), 2.5),
+    }
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for name, (call, limit) in calls.items():
+            started = time.monotonic()
+            with pytest.raises(DatabaseUnavailableError, match="is the server stalled"):
+                call()
+            assert time.monotonic() - started < limit + 1.0, name
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    fresh = open_store(settings, "s")
+    assert fresh.count_nodes() == 200 and fresh.count_relationships() == 199
+    assert [a["name"] for a in engine.ask("what comes after [item 0 1]").anchors] == ["item 0 1"]
+    fresh.close()
+    engine.close()
