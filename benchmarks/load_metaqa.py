@@ -32,7 +32,7 @@ def main() -> None:
         timings[name] = time.perf_counter() - started
         return result
 
-    with open_store(settings, args.graph) as store:
+    with open_store(settings, args.graph, create=True) as store:
         store.clear()
         nodes, rels = timed("parse kb.txt", lambda: read_kb(args.path / "kb.txt"))
         embedder = timed("load embedding model", lambda: make_embedder(settings))

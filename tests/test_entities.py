@@ -116,6 +116,22 @@ def test_a_misspelled_name_resolves_through_the_vector_index(store, embedder):
     assert resolver.resolve("zzzz qqqq xxxx") == []  # nothing above the floor
 
 
-def test_without_an_embedder_an_unknown_name_has_no_anchor(store):
+def test_without_a_vector_index_names_are_matched_by_their_words(store):
     load(store)
-    assert EntityResolver(store).resolve("Forest Gumpp") == []
+    resolver = EntityResolver(store)
+    best = resolver.resolve("Robert Zemeck")
+    assert [(a.id, a.method) for a in best] == [("p3", "text")] and 0.5 <= best[0].score < 1.0
+    assert resolver.vector_missing  # the caller can say how names were matched
+    # every word must be in the name, and the name must be close enough as a whole
+    assert resolver.resolve("Forest Gumpp") == []
+    assert [a.id for a in resolver.resolve("Science")] == ["g2"]  # most of the name
+    assert resolver.resolve("the science of tom hanks") == []
+
+
+def test_with_a_vector_index_the_text_match_is_not_used(store, embedder):
+    from graphraft.embeddings import embed_missing_names
+
+    load(store)
+    embed_missing_names(store, embedder)
+    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.99)
+    assert resolver.resolve("Robert Zemeck") == [] and not resolver.vector_missing

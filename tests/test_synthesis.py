@@ -101,7 +101,8 @@ def test_a_name_with_quotes_and_backslashes_anchors_and_runs(store):
     assert row["status"] == "ok"
     assert {r["id"] for r in store.read(row["cypher"])} == {"p1", ROCK}
     q1 = synthesizer_for(store).one(item('what did ["The Rock" Johnson] do', ["Big"]))  # marked by brackets
-    assert q1["reason"].startswith("no anchor")  # not the full name: no exact match, no embedder
+    # not the full name: no exact match and no vector index, so the text match finds it by its words
+    assert [(a["id"], a["method"]) for a in q1["anchors"]] == [(ROCK, "text")]
     full = synthesizer_for(store).one(item('what did [Dwayne "The Rock" Johnson \\ Jr.] star in', ["Big"]))
     assert full["status"] == "ok" and '\\"The Rock\\"' in full["cypher"]
     assert store.read(full["cypher"]) == [{"id": "m2"}]
