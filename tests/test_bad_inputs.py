@@ -6,11 +6,9 @@ a file is checked completely before anything is deleted or written)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from cli_run import one_line_error, run
 
 from graphraft.graph.falkor import FalkorDBStore
 
@@ -18,19 +16,6 @@ GRAPH = "bad-inputs"
 NODES = ('{"id": "p1", "labels": ["Person"], "properties": {"name": "Tom Hanks"}}\n'
          '{"id": "m1", "labels": ["Movie"], "properties": {"name": "Big", "year": 1988}}\n')
 RELS = '{"source": "m1", "target": "p1", "type": "STARRED"}\n'
-
-
-def run(args, env, timeout=300):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
-    return subprocess.run([sys.executable, "-m", "graphraft", *args], capture_output=True, text=True,
-                          env={**clean, **env}, timeout=timeout)
-
-
-def one_line_error(proc) -> str:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +136,7 @@ COMMAND_CASES = [
 
 @pytest.mark.parametrize("case, args, code, fragments", COMMAND_CASES, ids=[c[0] for c in COMMAND_CASES])
 def test_a_bad_command_is_one_line_and_changes_nothing(loaded, tmp_path, case, args, code, fragments):
-    folder, env, store = loaded
+    _, env, store = loaded
     before = counts(store)
     (tmp_path / "q.jsonl").write_text('{"question": "who is in [Big]", "answers": ["Tom Hanks"]}\n')
     replace = {"QUESTIONS": str(tmp_path / "q.jsonl"), "NOPE": str(tmp_path / "nope.jsonl"),
@@ -168,7 +153,7 @@ def test_a_bad_command_is_one_line_and_changes_nothing(loaded, tmp_path, case, a
 def test_asking_a_graph_without_name_embeddings_falls_back_to_text_and_says_so(loaded, tiny_model_dir):
     """Loaded with --no-embed there is no vector index: a misspelled name is matched by text,
     not answered with a raw procedure error."""
-    folder, env, _ = loaded
+    _, env, _ = loaded
     local = {**env, "GRAPHRAFT_EMBEDDER": "local"}  # an embedder is there; the graph has no index
     proc = run(["ask", "which films did [Tom Hank] star in", "--graph", GRAPH, "--model", str(tiny_model_dir),
                 "--extractor", "marked", "--max-hops", "1", "--json"], local)

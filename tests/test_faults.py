@@ -12,28 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import one_line_error, run
 
 from graphraft.config import load_settings
 from graphraft.errors import DatabaseUnavailableError
 from graphraft.graph import open_store
-from graphraft.graph.embedded import EmbeddedServer, _pid_alive
+from graphraft.graph.embedded import _pid_alive
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.records import NodeRecord
 
 LOADS = 10
-
-
-def run(args, env, timeout=300):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
-    return subprocess.run([sys.executable, "-m", "graphraft", *args], capture_output=True, text=True,
-                          env={**clean, **env}, timeout=timeout)
-
-
-def one_line_error(proc) -> str:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    return lines[0]
 
 
 def server_pid(home: Path) -> int:
@@ -55,9 +43,9 @@ def servers_on(data_dir: Path) -> list[int]:
         if not proc.name.isdigit():
             continue
         try:
-            if "redis-server" in (proc / "cmdline").read_text() and Path(os.readlink(proc / "cwd")) == data_dir.resolve():
-                if _pid_alive(int(proc.name)):
-                    found.append(int(proc.name))
+            ours = "redis-server" in (proc / "cmdline").read_text() and Path(os.readlink(proc / "cwd")) == data_dir.resolve()
+            if ours and _pid_alive(int(proc.name)):
+                found.append(int(proc.name))
         except OSError:
             continue
     return found
@@ -97,7 +85,7 @@ def test_kill_9_right_after_each_of_10_loads_loses_nothing(tmp_path):
 def test_a_lost_graph_is_named_as_lost_not_as_empty(tmp_path):
     home = tmp_path / "home"
     env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none"}
-    nodes, rels = graph_files(tmp_path, 0)
+    nodes, _ = graph_files(tmp_path, 0)
     try:
         assert run(["load", "files", "--nodes", str(nodes), "--graph", "kept"], env).returncode == 0
         assert run(["db", "stop"], env).returncode == 0
@@ -149,7 +137,7 @@ def stalled(tmp_path):
 
 
 def test_a_stalled_server_fails_every_command_within_its_limit_and_recovers(stalled, tiny_model_dir):
-    home, env, pid, (nodes, rels) = stalled
+    _, env, pid, (nodes, rels) = stalled
     commands = {
         "query": ["query", "MATCH (n) RETURN count(n) AS c", "--graph", "s", "--json"],
         "schema": ["schema", "--graph", "s", "--json"],
@@ -180,7 +168,7 @@ def test_a_stalled_server_fails_every_command_within_its_limit_and_recovers(stal
 
 def test_a_server_stalled_mid_session_gives_errors_within_the_limits(stalled, graphraft_home):
     """Calls on an open connection: reads, writes, clear and a whole ask each end in time."""
-    home, env, pid, _ = stalled
+    home, _, pid, _ = stalled
     settings = load_settings(home=home, connect_timeout_s=1.0, query_timeout_ms=1000, write_timeout_ms=2000,
                              embedder="none", ask_timeout_s=10)
     store = open_store(settings, "s")

@@ -132,9 +132,11 @@ def test_search_returns_exactly_the_brute_force_top_m(tiny, names_, m, budget, s
     found = top_m(model, prompt, index.radix(), m, budget, stats=stats)
     assert len(found) == min(m, len(candidates))
     for result, (sequence, score) in zip(found, expected):
-        assert result.score == pytest.approx(score, abs=1e-4)
+        # float32 sums over up to ~100 tokens, in another order than teacher forcing's
+        tolerance = 1e-4 + 1e-6 * abs(score)
+        assert result.score == pytest.approx(score, abs=tolerance)
         # the same sequence, or one whose score ties with it
-        assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < 1e-4
+        assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < tolerance
     assert all(index.query_for(r.sequence) in candidates for r in found)
     assert len({r.sequence for r in found}) == len(found)
     assert stats.calls >= 1
@@ -160,8 +162,9 @@ def test_searches_fed_together_return_what_each_returns_alone(tiny, questions, m
         expected = sorted(teacher_forced(model, prompt, index.trie.sequences).items(), key=lambda kv: -kv[1])
         assert len(found) == min(m, len(expected))
         for result, (sequence, score) in zip(found, expected):
-            assert result.score == pytest.approx(score, abs=1e-4)
-            assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < 1e-4
+            tolerance = 1e-4 + 1e-6 * abs(score)  # as in the single-question test
+            assert result.score == pytest.approx(score, abs=tolerance)
+            assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < tolerance
     # fewer calls than one search at a time would make
     alone = SearchStats()
     for prompt, index in zip(prompts, indexes):

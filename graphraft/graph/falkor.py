@@ -11,14 +11,22 @@ from falkordb import FalkorDB
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as GraphPath
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError, ResponseError, TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from graphraft.cypher_text import label_expression, quote_identifier
-from graphraft.errors import (DatabaseUnavailableError, GraphDataLostError, GraphNotFoundError, GraphRAFTError,
-                              QueryError, QueryTimeoutError, ReadOnlyViolationError)
+from graphraft.errors import (
+    DatabaseUnavailableError,
+    GraphDataLostError,
+    GraphNotFoundError,
+    GraphRAFTError,
+    QueryError,
+    QueryTimeoutError,
+    ReadOnlyViolationError,
+)
 from graphraft.graph.embedded import GraphCatalog
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row

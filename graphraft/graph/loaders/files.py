@@ -20,8 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graphraft.errors import InputFileError
-from graphraft.graph.records import (EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY, NodeRecord,
-                                     RelationshipRecord)
+from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY, NodeRecord, RelationshipRecord
 
 Scalar = str | int | float | bool
 PropertyValue = Scalar | list[Scalar]
