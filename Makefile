@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean-venv bench-load
+.PHONY: demo test lint install clean-venv bench-load
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,16 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/graphraft demo
 
-test: $(STAMP)
+# The suite runs after the style and import rules (ruff; import-linter's contracts in pyproject.toml).
+test: lint
 	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check graphraft tests benchmarks scripts
+	$(BIN)/ruff format --check graphraft tests benchmarks scripts
+	$(BIN)/lint-imports
+	$(BIN)/python -c "import graphraft.inference.pipeline, graphraft.training.trainer, graphraft.evaluation.runner, sys; \
+	assert not {'typer', 'rich'} & set(sys.modules), 'the library imported the command line toolkit'"
 
 bench-load: $(STAMP)
 	$(BIN)/python benchmarks/load_metaqa.py

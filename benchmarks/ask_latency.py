@@ -32,11 +32,11 @@ from pathlib import Path
 import torch
 
 from graphraft.config import load_settings
-from graphraft.evaluate import outcome_from_answer
-from graphraft.generate import ConstrainedGenerator
-from graphraft.pipeline import GraphRAFT
-from graphraft.reason import AnswerSelector
-from graphraft.synthesize_cli import Dataset, Split, graph_for, load_items
+from graphraft.evaluation.runner import outcome_from_answer
+from graphraft.graph.loaders.question_sets import Dataset, Split, graph_for, load_items
+from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.pipeline import GraphRAFT
+from graphraft.inference.selection import AnswerSelector
 
 STAGES = ("anchors", "candidates", "generate", "execute", "reason", "total")
 
@@ -52,8 +52,9 @@ def percentile(values: list[float], q: float) -> float:
 def before(pipeline: GraphRAFT) -> GraphRAFT:
     """The previous release's path on the same model and adapters."""
     old = copy.copy(pipeline)
-    old.generator = ConstrainedGenerator(pipeline.model, pipeline.tokenizer, method="beam",
-                                         adapter=pipeline.generator.adapter)
+    old.generator = ConstrainedGenerator(
+        pipeline.model, pipeline.tokenizer, method="beam", adapter=pipeline.generator.adapter
+    )
     if pipeline.reasoner is not None:
         old.reasoner = AnswerSelector(pipeline.model, pipeline.tokenizer, adapter="l2", method="batch")
     return old
@@ -67,8 +68,9 @@ def main() -> None:
     parser.add_argument("--l1-adapter", type=Path)
     parser.add_argument("--l2-adapter", type=Path)
     parser.add_argument("--beams", type=int, default=5, help="Queries both paths write (the previous default, 5).")
-    parser.add_argument("--no-default", action="store_true",
-                        help="Skip the new path at its default (as many queries as L2 reads).")
+    parser.add_argument(
+        "--no-default", action="store_true", help="Skip the new path at its default (as many queries as L2 reads)."
+    )
     parser.add_argument("--bfloat16", action="store_true", help="Also run the new path with bfloat16 weights.")
     parser.add_argument("--group", type=int, default=8, help="Questions a forward call for the throughput run.")
     parser.add_argument("--json", type=Path, help="Write the figures and per-question rows here.")
@@ -84,10 +86,13 @@ def main() -> None:
     if not args.no_default and default.num_beams != args.beams:
         paths[f"after-{default.num_beams}q"] = default
     if args.bfloat16:
-        paths["after-bf16"] = GraphRAFT(settings.model_copy(update={"dtype": "bfloat16"}), graph=graph,
-                                        store=new.store, num_beams=args.beams)
-    print(f"{len(items)} {args.dataset} {args.split} questions, {args.beams} queries each, "
-          f"torch threads {torch.get_num_threads()}, L1 {args.l1_adapter}, L2 {args.l2_adapter}")
+        paths["after-bf16"] = GraphRAFT(
+            settings.model_copy(update={"dtype": "bfloat16"}), graph=graph, store=new.store, num_beams=args.beams
+        )
+    print(
+        f"{len(items)} {args.dataset} {args.split} questions, {args.beams} queries each, "
+        f"torch threads {torch.get_num_threads()}, L1 {args.l1_adapter}, L2 {args.l2_adapter}"
+    )
     for pipeline in paths.values():  # warm-up (first-call costs: tokenizer, kernels), not counted
         pipeline.ask(items[0].question)
 
@@ -100,8 +105,11 @@ def main() -> None:
             answer = paths[name].ask(item.question)
             wall = time.perf_counter() - started
             outcome = outcome_from_answer(item, name, answer, wall, use_selection=new.reasoner is not None)
-            row[name] = {"timings": {**answer.timings, "total": wall}, "hit1": outcome.scores.hit_at_1,
-                         "top": answer.queries[0].cypher if answer.queries else None}
+            row[name] = {
+                "timings": {**answer.timings, "total": wall},
+                "hit1": outcome.scores.hit_at_1,
+                "top": answer.queries[0].cypher if answer.queries else None,
+            }
         rows.append(row)
 
     print(f"\n{'stage (s)':<12}" + "".join(f"{name + ' p50':>16}{name + ' p95':>16}" for name in paths))
@@ -124,8 +132,11 @@ def main() -> None:
         hit = sum(r[name]["hit1"] for r in rows) / len(rows)
         figures["paths"][name]["hit_at_1"] = hit
         by_hop = {h: [r[name]["hit1"] for r in rows if r["hops"] == h] for h in sorted({r["hops"] for r in rows})}
-        print(f"Hit@1 {name:<11} {hit * 100:5.1f} %  (" + ", ".join(
-            f"{h}-hop {sum(v) / len(v) * 100:.1f} %" for h, v in by_hop.items()) + ")")
+        print(
+            f"Hit@1 {name:<11} {hit * 100:5.1f} %  ("
+            + ", ".join(f"{h}-hop {sum(v) / len(v) * 100:.1f} %" for h, v in by_hop.items())
+            + ")"
+        )
     if "after-bf16" in paths:
         differ = sum(r["after-bf16"]["top"] != r["after"]["top"] for r in rows) / len(rows)
         figures["bf16_top_query_differs"] = differ
@@ -139,10 +150,17 @@ def main() -> None:
     grouped = engine.ask_many(questions, group=args.group)
     together = (time.perf_counter() - started) / len(items)
     same = sum([a.id for a in x.answers] == [a.id for a in y.answers] for x, y in zip(alone, grouped))
-    figures["throughput"] = {"path": last, "one_at_a_time_s": one_at_a_time, "grouped_s": together,
-                             "group": args.group, "same_answers": same}
-    print(f"\nthroughput ({last}): {one_at_a_time:.3f} s a question one at a time, {together:.3f} s with "
-          f"{args.group} questions a forward call ({one_at_a_time / together:.2f}x); same answers {same}/{len(items)}")
+    figures["throughput"] = {
+        "path": last,
+        "one_at_a_time_s": one_at_a_time,
+        "grouped_s": together,
+        "group": args.group,
+        "same_answers": same,
+    }
+    print(
+        f"\nthroughput ({last}): {one_at_a_time:.3f} s a question one at a time, {together:.3f} s with "
+        f"{args.group} questions a forward call ({one_at_a_time / together:.2f}x); same answers {same}/{len(items)}"
+    )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"figures": figures, "rows": rows}, indent=2))

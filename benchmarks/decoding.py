@@ -17,34 +17,41 @@ import time
 import torch
 
 from graphraft.config import load_settings
-from graphraft.decoding.processor import TrieLogitsProcessor
-from graphraft.decoding.trie import CandidateIndex
 from graphraft.graph.loaders.metaqa import RELATIONS, default_metaqa_dir, read_kb
+from graphraft.inference.decoding.processor import TrieLogitsProcessor
+from graphraft.inference.decoding.trie import CandidateIndex
+from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.models import load_causal_lm
-from graphraft.patterns import AnchorRef, Pattern, Step, render
-from graphraft.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
 
 def candidate_queries(count: int, seed: int = 0) -> list[str]:
     """Rendered 1-3 hop MetaQA-shaped queries around real MetaQA names (synthetic if absent)."""
     rng = random.Random(seed)
     root = default_metaqa_dir()
-    names = ([n.properties["name"] for n in read_kb(root / "kb.txt")[0]] if root else
-             [f"Name {i}" for i in range(50_000)])
+    names = (
+        [n.properties["name"] for n in read_kb(root / "kb.txt")[0]] if root else [f"Name {i}" for i in range(50_000)]
+    )
     types = [t for t, _ in RELATIONS.values()]
     queries: set[str] = set()
     while len(queries) < count:
         name = rng.choice(names)
         hops = rng.choice((1, 2, 3))
-        steps = tuple(Step(rng.choice(types), i % 2 == 0, (rng.choice(("Movie", "Person", "Genre")),))
-                      for i in range(hops))
+        steps = tuple(
+            Step(rng.choice(types), i % 2 == 0, (rng.choice(("Movie", "Person", "Genre")),)) for i in range(hops)
+        )
         queries.add(render(Pattern(AnchorRef(f"movie:{name}", ("Movie",)), steps, hops)))
     return sorted(queries)
 
 
 def time_generation(model, input_ids, beams, processor=None, steps=None):
-    kwargs = dict(num_beams=beams, num_return_sequences=beams, do_sample=False,
-                  pad_token_id=model.config.eos_token_id, attention_mask=torch.ones_like(input_ids))
+    kwargs = dict(
+        num_beams=beams,
+        num_return_sequences=beams,
+        do_sample=False,
+        pad_token_id=model.config.eos_token_id,
+        attention_mask=torch.ones_like(input_ids),
+    )
     if processor is not None:
         kwargs.update(logits_processor=[processor], max_new_tokens=steps, eos_token_id=processor.eos_token_id)
     else:
@@ -74,8 +81,10 @@ def main() -> None:
         CandidateIndex(tokenizer, queries)
         builds.append(time.perf_counter() - started)
     cold, warm = builds[0], statistics.median(builds[1:])
-    print(f"trie build, tokenisation included: {len(queries):,} candidates in {cold:.2f}s the first time "
-          f"({len(queries) / cold:,.0f}/s), {warm:.2f}s median after ({len(queries) / warm:,.0f}/s)")
+    print(
+        f"trie build, tokenisation included: {len(queries):,} candidates in {cold:.2f}s the first time "
+        f"({len(queries) / cold:,.0f}/s), {warm:.2f}s median after ({len(queries) / warm:,.0f}/s)"
+    )
 
     prompt = torch.tensor([prompt_ids(tokenizer, l1_messages("which movies share a director with [Kismet]"))])
     for count in (int(c) for c in args.candidates.split(",")):
@@ -89,8 +98,10 @@ def main() -> None:
             elapsed_free, steps_free = time_generation(model, prompt, args.beams, None, steps)
             without_times.append(elapsed_free / steps_free)
         with_t, without_t = min(with_times), min(without_times)
-        print(f"{count:>6,} candidates, {args.beams} beams, {steps} tokens: {with_t * 1000:6.1f} ms/token with the "
-              f"processor, {without_t * 1000:6.1f} ms/token without; ratio {with_t / without_t:.3f}")
+        print(
+            f"{count:>6,} candidates, {args.beams} beams, {steps} tokens: {with_t * 1000:6.1f} ms/token with the "
+            f"processor, {without_t * 1000:6.1f} ms/token without; ratio {with_t / without_t:.3f}"
+        )
 
 
 if __name__ == "__main__":

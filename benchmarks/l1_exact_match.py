@@ -10,12 +10,12 @@ import argparse
 import time
 from pathlib import Path
 
-from graphraft.adapters import load_adapter
 from graphraft.config import load_settings
 from graphraft.graph import open_store
-from graphraft.targets import choose_targets
-from graphraft.train import ExactMatch, load_base, read_synthesis, stable_sample
-from graphraft.train_config import TrainConfig
+from graphraft.inference.adapters import load_adapter
+from graphraft.training.config import TrainConfig
+from graphraft.training.targets import choose_targets
+from graphraft.training.trainer import ExactMatch, load_base, read_synthesis, stable_sample
 
 
 def main() -> None:
@@ -24,8 +24,12 @@ def main() -> None:
     parser.add_argument("--adapter", type=Path, help="Default: OUTPUT_DIR/adapter from the config.")
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--no-adapter", action="store_true", help="The base model under the constraint.")
-    parser.add_argument("--beams", type=int, default=1, help="1: the most likely query (exact search); more: as `ask` "
-                        "ranks them, scoring the first.")
+    parser.add_argument(
+        "--beams",
+        type=int,
+        default=1,
+        help="1: the most likely query (exact search); more: as `ask` ranks them, scoring the first.",
+    )
     parser.add_argument("--show-mistakes", type=int, default=0, help="Print this many wrong queries.")
     args = parser.parse_args()
     config = TrainConfig.from_yaml(args.config)
@@ -38,8 +42,7 @@ def main() -> None:
         model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)
     with open_store(settings, config.graph) as store:
         started = time.perf_counter()
-        judge = ExactMatch(store, validation, targets, config.max_hops, config.eval_batch_size,
-                           num_beams=args.beams)
+        judge = ExactMatch(store, validation, targets, config.max_hops, config.eval_batch_size, num_beams=args.beams)
         prepared = time.perf_counter() - started
         result = judge(model, tokenizer)
     elapsed = time.perf_counter() - started

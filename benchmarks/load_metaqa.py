@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from graphraft.config import load_settings
-from graphraft.embeddings import embed_missing_names, make_embedder
 from graphraft.graph import open_store
+from graphraft.graph.embeddings import embed_missing_names, make_embedder
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
 
 
@@ -53,10 +53,14 @@ def main() -> None:
         for name, seconds in timings.items():
             print(f"  {name:<22} {seconds:7.1f} s")
         print(f"  {'first load, total':<22} {first_total:7.1f} s")
-        print(f"  {'second load (no-op)':<22} {second['second run']:7.1f} s  "
-              f"(created {report.writes.nodes_created + report_r.writes.relationships_created}, embedded {again})")
-        print(f"  schema: {len(schema.labels)} labels, {len(schema.relationship_types)} types, "
-              f"{len(schema.patterns)} patterns")
+        print(
+            f"  {'second load (no-op)':<22} {second['second run']:7.1f} s  "
+            f"(created {report.writes.nodes_created + report_r.writes.relationships_created}, embedded {again})"
+        )
+        print(
+            f"  schema: {len(schema.labels)} labels, {len(schema.relationship_types)} types, "
+            f"{len(schema.patterns)} patterns"
+        )
         store.clear()
 
 

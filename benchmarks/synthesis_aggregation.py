@@ -12,11 +12,11 @@ import time
 from collections import defaultdict
 
 from graphraft.config import load_settings
-from graphraft.entities.resolve import EntityResolver
-from graphraft.enumerate import HOP_TEMPLATES
 from graphraft.graph import open_store
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_questions
-from graphraft.templates import template
+from graphraft.synthesis.enumeration import HOP_TEMPLATES
+from graphraft.synthesis.resolution import EntityResolver
+from graphraft.synthesis.templates import template
 
 
 def fetch_variant(name: str, hops: int) -> str:
@@ -46,15 +46,19 @@ def main() -> None:
     with open_store(settings, args.graph) as store:
         resolver = EntityResolver(store)
         for hops in (1, 2, 3):
-            questions = list(read_questions(default_metaqa_dir(), hops=(hops,)))[:: 97][: args.per_hop]
+            questions = list(read_questions(default_metaqa_dir(), hops=(hops,)))[::97][: args.per_hop]
             aggregated = fetched = 0.0
             rows_fetched = 0
             for question in questions:
                 anchors = resolver.resolve(question.mention)
                 if not anchors:
                     continue
-                params = {"anchor": anchors[0].id, "answer_ids": [], "answer_names": list(question.answers),
-                          "cap": args.cap}
+                params = {
+                    "anchor": anchors[0].id,
+                    "answer_ids": [],
+                    "answer_names": list(question.answers),
+                    "cap": args.cap,
+                }
                 started = time.perf_counter()
                 in_db = store.read(template(HOP_TEMPLATES[hops]), params, timeout_ms=60_000)
                 aggregated += time.perf_counter() - started
@@ -63,13 +67,20 @@ def main() -> None:
                 in_python = count_in_python(rows, hops, set(question.answers))
                 fetched += time.perf_counter() - started
                 rows_fetched += len(rows)
-                expected = {tuple((r[f"type{i}"], r[f"out{i}"], tuple(r[f"labels{i}"])) for i in range(1, hops + 1)):
-                            (r["total"], r["hits"]) for r in in_db}
+                expected = {
+                    tuple((r[f"type{i}"], r[f"out{i}"], tuple(r[f"labels{i}"])) for i in range(1, hops + 1)): (
+                        r["total"],
+                        r["hits"],
+                    )
+                    for r in in_db
+                }
                 assert expected == in_python, f"counts differ for {question.question!r}"
             n = len(questions)
-            print(f"{hops}-hop, {n} questions: in-query aggregation {aggregated / n * 1000:7.2f} ms/question, "
-                  f"fetch {rows_fetched / n:9.0f} rows and count in Python {fetched / n * 1000:8.2f} ms/question, "
-                  f"ratio aggregation/fetch = {aggregated / fetched:.3f}")
+            print(
+                f"{hops}-hop, {n} questions: in-query aggregation {aggregated / n * 1000:7.2f} ms/question, "
+                f"fetch {rows_fetched / n:9.0f} rows and count in Python {fetched / n * 1000:8.2f} ms/question, "
+                f"ratio aggregation/fetch = {aggregated / fetched:.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from graphraft.config import load_settings
-from graphraft.targets import choose_targets
-from graphraft.train import l1_examples, load_base, make_trainer, read_synthesis, stable_sample
-from graphraft.train_config import TrainConfig
+from graphraft.training.config import TrainConfig
+from graphraft.training.targets import choose_targets
+from graphraft.training.trainer import l1_examples, load_base, make_trainer, read_synthesis, stable_sample
 
 
 class StepClock(TrainerCallback):
@@ -57,8 +57,10 @@ def main() -> None:
     tokenizer = load_base(config, settings.home)[1]
     examples = [e for e in l1_examples(tokenizer, train_rows, targets) if len(e["input_ids"]) <= config.max_length]
     tokens = sum(len(e["input_ids"]) for e in examples)
-    print(f"{len(examples)} L1 examples from {', '.join(map(str, config.data))}, batch {config.batch_size}, "
-          f"{tokens / len(examples):.0f} tokens an example, LoRA on the top {config.lora.top_layers} layers")
+    print(
+        f"{len(examples)} L1 examples from {', '.join(map(str, config.data))}, batch {config.batch_size}, "
+        f"{tokens / len(examples):.0f} tokens an example, LoRA on the top {config.lora.top_layers} layers"
+    )
     layouts = {"padded": {}, "padding-free": {"padding_free": True}, "shared-prefix": {"shared_prefix": True}}
     results: dict[str, list[float]] = {name: [] for name in layouts}
     for round_ in range(args.rounds):
@@ -69,19 +71,33 @@ def main() -> None:
             model, _ = load_base(variant, settings.home)
             clock = StepClock()
             with tempfile.TemporaryDirectory() as folder:
-                trainer = make_trainer(variant, model, tokenizer, examples, examples[:8], Path(folder), [clock],
-                                       eval_strategy="no", save_strategy="no", logging_steps=10_000)
+                trainer = make_trainer(
+                    variant,
+                    model,
+                    tokenizer,
+                    examples,
+                    examples[:8],
+                    Path(folder),
+                    [clock],
+                    eval_strategy="no",
+                    save_strategy="no",
+                    logging_steps=10_000,
+                )
                 trainer.train()
             per_step = statistics.median(clock.seconds)
             results[name].append(per_step)
-            print(f"round {round_ + 1}, {name:<13} {per_step:6.2f} s a step, "
-                  f"{config.batch_size / per_step * 60:6.1f} examples a minute")
+            print(
+                f"round {round_ + 1}, {name:<13} {per_step:6.2f} s a step, "
+                f"{config.batch_size / per_step * 60:6.1f} examples a minute"
+            )
     padded = statistics.median(results["padded"])
     print("\nmedian:")
     for name, seconds in results.items():
         step = statistics.median(seconds)
-        print(f"  {name:<13} {step:6.2f} s a step, {config.batch_size / step * 60:6.1f} examples a minute, "
-              f"{padded / step:.2f}x padded")
+        print(
+            f"  {name:<13} {step:6.2f} s a step, {config.batch_size / step * 60:6.1f} examples a minute, "
+            f"{padded / step:.2f}x padded"
+        )
 
 
 if __name__ == "__main__":

@@ -19,9 +19,7 @@ def default_home() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="GRAPHRAFT_", env_file=".env", extra="ignore", populate_by_name=True
-    )
+    model_config = SettingsConfigDict(env_prefix="GRAPHRAFT_", env_file=".env", extra="ignore", populate_by_name=True)
 
     home: Path = Field(default_factory=default_home, description="Cache and state directory.")
 
@@ -34,9 +32,7 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("GRAPHRAFT_NEO4J_URI", "NEO4J_URI"),
         description="bolt:// or neo4j:// URI. Unset: use the embedded FalkorDB server.",
     )
-    neo4j_username: str = Field(
-        "neo4j", validation_alias=AliasChoices("GRAPHRAFT_NEO4J_USERNAME", "NEO4J_USERNAME")
-    )
+    neo4j_username: str = Field("neo4j", validation_alias=AliasChoices("GRAPHRAFT_NEO4J_USERNAME", "NEO4J_USERNAME"))
     neo4j_password: SecretStr | None = Field(
         None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_PASSWORD", "NEO4J_PASSWORD")
     )
@@ -44,14 +40,16 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_DATABASE", "NEO4J_DATABASE")
     )
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB server.")
-    falkordb_port: int | None = Field(
-        None, description="Port of an external FalkorDB server; unset: the embedded one."
-    )
+    falkordb_port: int | None = Field(None, description="Port of an external FalkorDB server; unset: the embedded one.")
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
     embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
     query_timeout_ms: int = Field(10_000, gt=0, description="Time limit for a read query.")
-    write_timeout_ms: int = Field(300_000, gt=0, description="Time limit for one write (a load batch, an index, clear).")
-    connect_timeout_s: float = Field(5.0, gt=0, description="Time limit to connect to the database and for admin calls.")
+    write_timeout_ms: int = Field(
+        300_000, gt=0, description="Time limit for one write (a load batch, an index, clear)."
+    )
+    connect_timeout_s: float = Field(
+        5.0, gt=0, description="Time limit to connect to the database and for admin calls."
+    )
     ask_timeout_s: float = Field(120.0, gt=0, description="Overall time limit for answering one question.")
     load_batch_size: int = Field(5_000, gt=0)
 
@@ -75,12 +73,14 @@ class Settings(BaseSettings):
     l1_adapter: Path | None = Field(None, description="Trained L1 adapter folder (python -m graphraft.train l1).")
     l2_adapter: Path | None = Field(None, description="Trained L2 adapter folder (python -m graphraft.train l2).")
     dtype: Literal["auto", "float32", "bfloat16"] = Field(
-        "auto", description="Model weights when answering: auto is bfloat16 where the hardware computes it "
-        "natively (CUDA; a CPU with AVX512-BF16 or AMX), else float32."
+        "auto",
+        description="Model weights when answering: auto is bfloat16 where the hardware computes it "
+        "natively (CUDA; a CPU with AVX512-BF16 or AMX), else float32.",
     )
     decoding: Literal["exact", "beam"] = Field(
-        "exact", description="How L1 finds its top queries: exact best-first search over the candidate tree, "
-        "or Hugging Face beam search (the reference)."
+        "exact",
+        description="How L1 finds its top queries: exact best-first search over the candidate tree, "
+        "or Hugging Face beam search (the reference).",
     )
     similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
     max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")

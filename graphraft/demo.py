@@ -34,7 +34,7 @@ class DemoPaths:
 
 
 def training_config(task: str, paths: DemoPaths, **overrides):
-    from graphraft.train_config import TrainConfig
+    from graphraft.training.config import TrainConfig
 
     values = {"data": [str(paths.synthesis)], "output_dir": str(paths.training(task)), **overrides}
     return TrainConfig.from_yaml(demo_dir() / f"train_{task}.yaml", task=task, **values)
@@ -42,9 +42,9 @@ def training_config(task: str, paths: DemoPaths, **overrides):
 
 def finished_adapter(config) -> Path | None:
     """The adapter an earlier run trained with exactly this config, if there is one."""
-    from graphraft.adapters import check_metadata
     from graphraft.errors import ConfigurationError
-    from graphraft.train import config_digest
+    from graphraft.inference.adapters import check_metadata
+    from graphraft.training.trainer import config_digest
 
     summary_file = Path(config.output_dir) / "summary.json"
     if not summary_file.is_file():
@@ -58,37 +58,49 @@ def finished_adapter(config) -> Path | None:
 
 
 def synthesize(store, settings, paths: DemoPaths, progress=None):
-    from graphraft.embeddings import make_embedder
-    from graphraft.entities.extract import make_extractor
-    from graphraft.entities.resolve import EntityResolver
-    from graphraft.enumerate import PatternEnumerator
+    from graphraft.graph.embeddings import make_embedder
     from graphraft.graph.loaders.questions import read_question_file
-    from graphraft.synthesize import SynthesisConfig, Synthesizer, changed_settings, run_synthesis
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import make_extractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, changed_settings, run_synthesis
 
     # all hop lengths: where a shorter query happens to return a longer question's answers, the
     # longer one stays an alternative, so targets follow the wording (graphraft/targets.py)
     config = SynthesisConfig(all_hops=True, alternatives=8)
-    resolver = EntityResolver(store, lambda: make_embedder(settings), settings.similarity_floor,
-                              settings.max_candidates)
-    synthesizer = Synthesizer(make_extractor(settings.extractor, store, settings), resolver,
-                              PatternEnumerator(store, config.fanout_cap, config.timeout_ms), config)
+    resolver = EntityResolver(
+        store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates
+    )
+    synthesizer = Synthesizer(
+        make_extractor(settings.extractor, store, settings),
+        resolver,
+        PatternEnumerator(store, config.fanout_cap, config.timeout_ms),
+        config,
+    )
     meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
     paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
     # the demo owns its file: one made with other settings (an older release) is made again
-    return run_synthesis(synthesizer, read_question_file(demo_files()[2]), paths.synthesis, meta,
-                         overwrite=bool(changed_settings(paths.synthesis, meta)), progress=progress)
+    return run_synthesis(
+        synthesizer,
+        read_question_file(demo_files()[2]),
+        paths.synthesis,
+        meta,
+        overwrite=bool(changed_settings(paths.synthesis, meta)),
+        progress=progress,
+    )
 
 
 def example_questions() -> list[dict[str, Any]]:
     from graphraft.graph.loaders.questions import read_question_file
 
     items = {item.qid: item for item in read_question_file(demo_files()[2])}
-    return [{"qid": qid, "question": items[qid].question, "answers": list(items[qid].answers),
-             "hops": items[qid].hops} for qid in EXAMPLE_QIDS]
+    return [
+        {"qid": qid, "question": items[qid].question, "answers": list(items[qid].answers), "hops": items[qid].hops}
+        for qid in EXAMPLE_QIDS
+    ]
 
 
 def answered_right(answer, expected: list[str]) -> bool:
     from graphraft.text import normalize_name
 
     return {normalize_name(a.name) for a in answer.answers} == {normalize_name(e) for e in expected}
-

@@ -129,11 +129,19 @@ def tiny_random_model(home: Path, seed: int = 0, hidden: int = 64, layers: int =
 
     tokenizer = load_tokenizer(BUNDLED, home)
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
-                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=4,
-                         max_position_embeddings=2048, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
     model = LlamaForCausalLM(config)
     model.eval()
     return model, tokenizer

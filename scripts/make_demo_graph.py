@@ -15,45 +15,199 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "graphraft" / "data" / "demo"
 rng = random.Random(20261121)
 
-FIRST = ["Ada", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kaito",
-         "Lena", "Mateo", "Nadia", "Oskar", "Priya", "Quentin", "Rosa", "Soren", "Talia", "Umar", "Vera",
-         "Wendell", "Ximena", "Yusuf", "Zoë", "Amara", "Bastian", "Céline", "Declan", "Esther", "Felix",
-         "Giulia", "Henrik", "Isolde", "José", "Katya", "Linus", "Marguerite", "Niamh"]
-LAST = ["Albright", "Brennan", "Castellano", "Draper", "Eklund", "Fairweather", "Galloway", "Haldane",
-        "Ishikawa", "Jovanović", "Kessler", "Lindqvist", "Montague", "Nakamura", "O'Connell", "Pereira",
-        "Quinlan", "Rasmussen", "Sørensen", "Thorne", "Underwood", "Valdés", "Whitlock", "Yamamoto",
-        "Zielinski", "Abernathy", "Blackwood", "Crane", "Delacroix", "Everhart"]
-CITIES = {"Lisbon": "Portugal", "Oslo": "Norway", "Kyoto": "Japan", "Valparaíso": "Chile", "Edinburgh": "Scotland",
-          "Kraków": "Poland", "Montréal": "Canada", "Tbilisi": "Georgia", "Marrakesh": "Morocco",
-          "Reykjavík": "Iceland", "Trieste": "Italy", "Dubrovnik": "Croatia", "Hobart": "Australia",
-          "Cartagena": "Colombia", "Galway": "Ireland", "Tallinn": "Estonia", "Porto": "Portugal",
-          "Bergen": "Norway", "Salzburg": "Austria", "Zanzibar City": "Tanzania", "Ljubljana": "Slovenia",
-          "Hanoi": "Vietnam", "Seville": "Spain", "Gdańsk": "Poland", "Quebec City": "Canada"}
-GENRES = {"Mystery": "puzzles, detectives and crimes to be solved",
-          "Science Fiction": "futures, technologies and other worlds",
-          "Fantasy": "magic, myth and invented realms",
-          "Historical Fiction": "stories set in a carefully researched past",
-          "Romance": "love stories and the people in them",
-          "Thriller": "suspense, danger and a race against time",
-          "Literary Fiction": "character, language and the inner life",
-          "Horror": "dread, the uncanny and the supernatural",
-          "Adventure": "journeys, quests and daring exploits",
-          "Poetry": "verse in all its forms",
-          "Memoir": "true stories told by those who lived them",
-          "Travel Writing": "places, roads and the people met on them"}
-ADJ = ["Silent", "Crimson", "Forgotten", "Hollow", "Glass", "Northern", "Burning", "Quiet", "Distant",
-       "Broken", "Golden", "Salt", "Winter", "Hidden", "Last", "Iron", "Paper", "Drowned", "Wandering", "Bright"]
-NOUN = ["Harbor", "Orchard", "Lighthouse", "Cartographer", "Garden", "Archive", "River", "Station", "Bridge",
-        "Island", "Clockmaker", "Library", "Tide", "Mountain", "Compass", "Lantern", "Kingdom", "Ferry",
-        "Observatory", "Violin"]
-PUBLISHERS = ["Marlow & Finch", "Heron Press", "Blue Anchor Books", "Quillfeather House", "Northlight Editions",
-              "Saltmarsh Publishing", "Copperleaf Press", "Ravenstone Books", "Open Road Editions",
-              "Tidewater House", "Lantern Hill Press", "Juniper & Vale"]
-AWARDS = ["Silver Quill Prize", "Harbor Light Award", "Golden Compass Medal", "Meridian Book Prize",
-          "Nightingale Award", "Aurora Fiction Prize", "Cartographers' Circle Award", "Evergreen Medal",
-          "Lamplighter Prize", "Northern Star Award"]
-SPECIAL_TITLES = ["The Cartographer's Daughter", 'The "Last" Lighthouse', "Señora Ruiz and the Sea",
-                  "Back\\slash: A Memoir", "Ærø Nights", "Café Müller"]
+FIRST = [
+    "Ada",
+    "Bruno",
+    "Clara",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kaito",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Oskar",
+    "Priya",
+    "Quentin",
+    "Rosa",
+    "Soren",
+    "Talia",
+    "Umar",
+    "Vera",
+    "Wendell",
+    "Ximena",
+    "Yusuf",
+    "Zoë",
+    "Amara",
+    "Bastian",
+    "Céline",
+    "Declan",
+    "Esther",
+    "Felix",
+    "Giulia",
+    "Henrik",
+    "Isolde",
+    "José",
+    "Katya",
+    "Linus",
+    "Marguerite",
+    "Niamh",
+]
+LAST = [
+    "Albright",
+    "Brennan",
+    "Castellano",
+    "Draper",
+    "Eklund",
+    "Fairweather",
+    "Galloway",
+    "Haldane",
+    "Ishikawa",
+    "Jovanović",
+    "Kessler",
+    "Lindqvist",
+    "Montague",
+    "Nakamura",
+    "O'Connell",
+    "Pereira",
+    "Quinlan",
+    "Rasmussen",
+    "Sørensen",
+    "Thorne",
+    "Underwood",
+    "Valdés",
+    "Whitlock",
+    "Yamamoto",
+    "Zielinski",
+    "Abernathy",
+    "Blackwood",
+    "Crane",
+    "Delacroix",
+    "Everhart",
+]
+CITIES = {
+    "Lisbon": "Portugal",
+    "Oslo": "Norway",
+    "Kyoto": "Japan",
+    "Valparaíso": "Chile",
+    "Edinburgh": "Scotland",
+    "Kraków": "Poland",
+    "Montréal": "Canada",
+    "Tbilisi": "Georgia",
+    "Marrakesh": "Morocco",
+    "Reykjavík": "Iceland",
+    "Trieste": "Italy",
+    "Dubrovnik": "Croatia",
+    "Hobart": "Australia",
+    "Cartagena": "Colombia",
+    "Galway": "Ireland",
+    "Tallinn": "Estonia",
+    "Porto": "Portugal",
+    "Bergen": "Norway",
+    "Salzburg": "Austria",
+    "Zanzibar City": "Tanzania",
+    "Ljubljana": "Slovenia",
+    "Hanoi": "Vietnam",
+    "Seville": "Spain",
+    "Gdańsk": "Poland",
+    "Quebec City": "Canada",
+}
+GENRES = {
+    "Mystery": "puzzles, detectives and crimes to be solved",
+    "Science Fiction": "futures, technologies and other worlds",
+    "Fantasy": "magic, myth and invented realms",
+    "Historical Fiction": "stories set in a carefully researched past",
+    "Romance": "love stories and the people in them",
+    "Thriller": "suspense, danger and a race against time",
+    "Literary Fiction": "character, language and the inner life",
+    "Horror": "dread, the uncanny and the supernatural",
+    "Adventure": "journeys, quests and daring exploits",
+    "Poetry": "verse in all its forms",
+    "Memoir": "true stories told by those who lived them",
+    "Travel Writing": "places, roads and the people met on them",
+}
+ADJ = [
+    "Silent",
+    "Crimson",
+    "Forgotten",
+    "Hollow",
+    "Glass",
+    "Northern",
+    "Burning",
+    "Quiet",
+    "Distant",
+    "Broken",
+    "Golden",
+    "Salt",
+    "Winter",
+    "Hidden",
+    "Last",
+    "Iron",
+    "Paper",
+    "Drowned",
+    "Wandering",
+    "Bright",
+]
+NOUN = [
+    "Harbor",
+    "Orchard",
+    "Lighthouse",
+    "Cartographer",
+    "Garden",
+    "Archive",
+    "River",
+    "Station",
+    "Bridge",
+    "Island",
+    "Clockmaker",
+    "Library",
+    "Tide",
+    "Mountain",
+    "Compass",
+    "Lantern",
+    "Kingdom",
+    "Ferry",
+    "Observatory",
+    "Violin",
+]
+PUBLISHERS = [
+    "Marlow & Finch",
+    "Heron Press",
+    "Blue Anchor Books",
+    "Quillfeather House",
+    "Northlight Editions",
+    "Saltmarsh Publishing",
+    "Copperleaf Press",
+    "Ravenstone Books",
+    "Open Road Editions",
+    "Tidewater House",
+    "Lantern Hill Press",
+    "Juniper & Vale",
+]
+AWARDS = [
+    "Silver Quill Prize",
+    "Harbor Light Award",
+    "Golden Compass Medal",
+    "Meridian Book Prize",
+    "Nightingale Award",
+    "Aurora Fiction Prize",
+    "Cartographers' Circle Award",
+    "Evergreen Medal",
+    "Lamplighter Prize",
+    "Northern Star Award",
+]
+SPECIAL_TITLES = [
+    "The Cartographer's Daughter",
+    'The "Last" Lighthouse',
+    "Señora Ruiz and the Sea",
+    "Back\\slash: A Memoir",
+    "Ærø Nights",
+    "Café Müller",
+]
 
 
 def slug(text: str) -> str:
@@ -69,19 +223,35 @@ def main() -> None:
         nodes[node_id] = {"id": node_id, "labels": [label], "properties": {"name": name, **props}}
         return node_id
 
-    cities = {name: add("City", name, country=country,
-                        description=f"{name} is a city in {country} that appears often in this catalogue.")
-              for name, country in CITIES.items()}
+    cities = {
+        name: add(
+            "City",
+            name,
+            country=country,
+            description=f"{name} is a city in {country} that appears often in this catalogue.",
+        )
+        for name, country in CITIES.items()
+    }
     genres = {name: add("Genre", name, description=f"{name}: {about}.") for name, about in GENRES.items()}
     publishers = {}
     for name in PUBLISHERS:
         city = rng.choice(list(cities))
-        publishers[name] = add("Publisher", name, founded=rng.randint(1890, 2010),
-                               description=f"{name} is an independent publisher based in {city}.")
+        publishers[name] = add(
+            "Publisher",
+            name,
+            founded=rng.randint(1890, 2010),
+            description=f"{name} is an independent publisher based in {city}.",
+        )
         edges.append((publishers[name], "BASED_IN", cities[city]))
-    awards = {name: add("Award", name, established=rng.randint(1950, 2015),
-                        description=f"The {name} is a literary award given each year to one or more books.")
-              for name in AWARDS}
+    awards = {
+        name: add(
+            "Award",
+            name,
+            established=rng.randint(1950, 2015),
+            description=f"The {name} is a literary award given each year to one or more books.",
+        )
+        for name in AWARDS
+    }
 
     author_names: list[str] = []
     while len(author_names) < 70:
@@ -95,9 +265,13 @@ def main() -> None:
         born = rng.randint(1930, 1995)
         favourite = rng.sample(list(genres), 2)
         author_genres[name] = favourite
-        authors[name] = add("Author", name, born=born,
-                            description=f"{name} (born {born} in {city}) writes mostly "
-                                        f"{favourite[0].lower()} and {favourite[1].lower()}.")
+        authors[name] = add(
+            "Author",
+            name,
+            born=born,
+            description=f"{name} (born {born} in {city}) writes mostly "
+            f"{favourite[0].lower()} and {favourite[1].lower()}.",
+        )
         edges.append((authors[name], "BORN_IN", cities[city]))
 
     titles: list[str] = list(SPECIAL_TITLES)
@@ -113,8 +287,10 @@ def main() -> None:
         year = rng.randint(1965, 2025)
         setting = rng.choice(list(cities)) if rng.random() < 0.5 else None
         prizes = rng.sample(AWARDS, 1) if rng.random() < 0.25 else []
-        text = (f"{title} is a {' and '.join(g.lower() for g in book_genres)} book by "
-                f"{' and '.join(writers)}, published by {publisher} in {year}.")
+        text = (
+            f"{title} is a {' and '.join(g.lower() for g in book_genres)} book by "
+            f"{' and '.join(writers)}, published by {publisher} in {year}."
+        )
         if setting:
             text += f" It is set in {setting}."
         if prizes:
@@ -152,34 +328,67 @@ TEMPLATES = [
     ([("WON", "<")], "Award", ["which books won the [{}]", "what books received the [{}]"]),
     ([("SET_IN", "<")], "City", ["which books are set in [{}]", "what stories take place in [{}]"]),
     ([("BASED_IN", ">")], "Publisher", ["where is [{}] based", "in which city is [{}]"]),
-    ([("WRITTEN_BY", "<"), ("HAS_GENRE", ">")], "Author",
-     ["which genres does [{}] write in", "what genres are the books of [{}]"]),
-    ([("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")], "Author",
-     ["which publishers published books by [{}]", "who publishes [{}]"]),
-    ([("WRITTEN_BY", ">"), ("BORN_IN", ">")], "Book",
-     ["where was the author of [{}] born", "in which city was the writer of [{}] born"]),
-    ([("PUBLISHED_BY", "<"), ("WRITTEN_BY", ">")], "Publisher",
-     ["which authors have books published by [{}]", "who writes for [{}]"]),
-    ([("WRITTEN_BY", "<"), ("WON", ">")], "Author",
-     ["which awards have the books of [{}] won", "what prizes did books by [{}] win"]),
-    ([("BASED_IN", ">"), ("BORN_IN", "<")], "Publisher",
-     ["which authors were born in the city where [{}] is based",
-      "who was born in the home city of [{}]"]),
-    ([("WRITTEN_BY", ">"), ("WRITTEN_BY", "<"), ("HAS_GENRE", ">")], "Book",
-     ["what genres are the other books by the author of [{}]",
-      "which genres did the writer of [{}] also write in"]),
-    ([("BORN_IN", "<"), ("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")], "City",
-     ["which publishers published books by authors born in [{}]",
-      "who publishes the writers born in [{}]"]),
-    ([("BORN_IN", "<"), ("WRITTEN_BY", "<"), ("WON", ">")], "City",
-     ["which awards were won by books of authors born in [{}]",
-      "what prizes went to books by writers from [{}]"]),
-    ([("WRITTEN_BY", ">"), ("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")], "Book",
-     ["which publishers published the other books by the author of [{}]",
-      "who published the other books of the writer of [{}]"]),
-    ([("WON", "<"), ("WRITTEN_BY", ">"), ("BORN_IN", ">")], "Award",
-     ["where were the authors born whose books won the [{}]",
-      "in which cities were the writers of [{}] winning books born"]),
+    (
+        [("WRITTEN_BY", "<"), ("HAS_GENRE", ">")],
+        "Author",
+        ["which genres does [{}] write in", "what genres are the books of [{}]"],
+    ),
+    (
+        [("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")],
+        "Author",
+        ["which publishers published books by [{}]", "who publishes [{}]"],
+    ),
+    (
+        [("WRITTEN_BY", ">"), ("BORN_IN", ">")],
+        "Book",
+        ["where was the author of [{}] born", "in which city was the writer of [{}] born"],
+    ),
+    (
+        [("PUBLISHED_BY", "<"), ("WRITTEN_BY", ">")],
+        "Publisher",
+        ["which authors have books published by [{}]", "who writes for [{}]"],
+    ),
+    (
+        [("WRITTEN_BY", "<"), ("WON", ">")],
+        "Author",
+        ["which awards have the books of [{}] won", "what prizes did books by [{}] win"],
+    ),
+    (
+        [("BASED_IN", ">"), ("BORN_IN", "<")],
+        "Publisher",
+        ["which authors were born in the city where [{}] is based", "who was born in the home city of [{}]"],
+    ),
+    (
+        [("WRITTEN_BY", ">"), ("WRITTEN_BY", "<"), ("HAS_GENRE", ">")],
+        "Book",
+        ["what genres are the other books by the author of [{}]", "which genres did the writer of [{}] also write in"],
+    ),
+    (
+        [("BORN_IN", "<"), ("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")],
+        "City",
+        ["which publishers published books by authors born in [{}]", "who publishes the writers born in [{}]"],
+    ),
+    (
+        [("BORN_IN", "<"), ("WRITTEN_BY", "<"), ("WON", ">")],
+        "City",
+        ["which awards were won by books of authors born in [{}]", "what prizes went to books by writers from [{}]"],
+    ),
+    (
+        [("WRITTEN_BY", ">"), ("WRITTEN_BY", "<"), ("PUBLISHED_BY", ">")],
+        "Book",
+        [
+            "which publishers published the other books by the author of [{}]",
+            "who published the other books of the writer of [{}]",
+        ],
+    ),
+    (
+        [("WON", "<"), ("WRITTEN_BY", ">"), ("BORN_IN", ">")],
+        "Award",
+        [
+            "where were the authors born whose books won the [{}]",
+            "in which cities were the writers of [{}] winning books born",
+        ],
+    ),
 ]
 
 
@@ -218,13 +427,15 @@ def make_questions(nodes: dict[str, dict], edges: list[tuple[str, str, str]]) ->
             if not answers or len(answers) > 12:
                 continue
             name = nodes[anchor]["properties"]["name"]
-            questions.append({
-                "question": rng.choice(phrasings).format(name),
-                "answers": sorted(nodes[a]["properties"]["name"] for a in answers),
-                "answer_ids": sorted(answers),
-                "hops": len(steps),
-                "type": "_".join(t.lower() + ("" if d == ">" else "_of") for t, d in steps),
-            })
+            questions.append(
+                {
+                    "question": rng.choice(phrasings).format(name),
+                    "answers": sorted(nodes[a]["properties"]["name"] for a in answers),
+                    "answer_ids": sorted(answers),
+                    "hops": len(steps),
+                    "type": "_".join(t.lower() + ("" if d == ">" else "_of") for t, d in steps),
+                }
+            )
             kept += 1
             if kept == 18:
                 break

@@ -9,8 +9,14 @@ import sys
 
 def run(args, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
-    return subprocess.run([sys.executable, "-m", "graphraft", *args], capture_output=True, text=True,
-                          env={**clean, **env}, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "graphraft", *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+        timeout=timeout,
+        check=False,
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

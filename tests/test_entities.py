@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.entities.extract import (AutoExtractor, LexicalExtractor, MarkedMentionExtractor,
-                                        OpenAIChatExtractor, parse_entity_list)
-from graphraft.entities.resolve import EntityResolver
+from graphraft.synthesis.mentions import (
+    AutoExtractor,
+    LexicalExtractor,
+    MarkedMentionExtractor,
+    OpenAIChatExtractor,
+    parse_entity_list,
+)
+from graphraft.synthesis.resolution import EntityResolver
 
 from local_endpoint import json_endpoint
 from movie_graph import load
@@ -16,7 +21,9 @@ def test_marked_mentions_in_brackets_and_quotes():
     extract = MarkedMentionExtractor().extract
     assert [m.text for m in extract("what did [Tom Hanks] act in")] == ["Tom Hanks"]
     assert [m.text for m in extract('films by "Penny Marshall" and “Robert Zemeckis”')] == [
-        "Penny Marshall", "Robert Zemeckis"]
+        "Penny Marshall",
+        "Robert Zemeckis",
+    ]
     assert extract("no marks here") == []
 
 
@@ -41,10 +48,14 @@ REPLIES = {"which films did Tom Hanks make with Penny Marshall": '["Tom Hanks", 
 def chat_reply(path, body):
     """Just enough of the chat-completions API."""
     content = REPLIES.get(body["messages"][-1]["content"], "[]")
-    return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": content}}],
-                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return 200, {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
 
 
 @pytest.fixture
@@ -73,7 +84,7 @@ def test_auto_uses_marks_first_then_the_endpoint(chat_endpoint):
     auto = AutoExtractor(lambda: pytest.fail("lexical not needed"), OpenAIChatExtractor("tiny-chat", base_url=url))
     assert [m.method for m in auto.extract("what did [Tom Hanks] act in")] == ["marked"]
     assert not calls
-    assert [m.text for m in auto.extract("which films did Tom Hanks make with Penny Marshall")][0] == "Tom Hanks"
+    assert next(m.text for m in auto.extract("which films did Tom Hanks make with Penny Marshall")) == "Tom Hanks"
     assert len(calls) == 1
 
 
@@ -89,8 +100,8 @@ def test_parse_entity_list_accepts_json_or_lines():
 
 @pytest.mark.slow
 def test_local_extractor_runs_the_prompt_on_the_bundled_model(graphraft_home):
-    from graphraft.entities.extract import LocalChatExtractor
     from graphraft.models import load_causal_lm
+    from graphraft.synthesis.mentions import LocalChatExtractor
 
     model, tokenizer = load_causal_lm("bundled", graphraft_home)
     mentions = LocalChatExtractor(model, tokenizer).extract("who wrote The Silent Harbor")
@@ -102,11 +113,13 @@ def test_exact_match_keeps_every_candidate_of_an_ambiguous_name(store):
     load(store)
     anchors = EntityResolver(store).resolve("contact")
     assert sorted((a.id, a.labels, a.method) for a in anchors) == [
-        ("b1", ("Book",), "exact"), ("m4", ("Movie",), "exact")]
+        ("b1", ("Book",), "exact"),
+        ("m4", ("Movie",), "exact"),
+    ]
 
 
 def test_a_misspelled_name_resolves_through_the_vector_index(store, embedder):
-    from graphraft.embeddings import embed_missing_names
+    from graphraft.graph.embeddings import embed_missing_names
 
     load(store)
     embed_missing_names(store, embedder)
@@ -129,7 +142,7 @@ def test_without_a_vector_index_names_are_matched_by_their_words(store):
 
 
 def test_with_a_vector_index_the_text_match_is_not_used(store, embedder):
-    from graphraft.embeddings import embed_missing_names
+    from graphraft.graph.embeddings import embed_missing_names
 
     load(store)
     embed_missing_names(store, embedder)

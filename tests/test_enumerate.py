@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.enumerate import PatternEnumerator, PatternStats
-from graphraft.patterns import AnchorRef, Pattern, Step
-from graphraft.ranking import rank, select
+from graphraft.synthesis.enumeration import PatternEnumerator, PatternStats
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.ranking import rank, select
 
 from movie_graph import load
 
@@ -66,9 +66,14 @@ def test_three_hop(store):
 def test_bridge_between_two_anchors(store):
     load(store)
     found = PatternEnumerator(store).between(DRAMA, HANKS, answer_names=["Cast Away", "Forrest Gump"])
-    assert [(p.cypher, p.total, p.hits) for p in found.patterns] == [(
-        'MATCH (a:Genre {id: "g1"})<-[:HAS_GENRE]-(t:Movie)-[:STARRED_ACTORS]->(b:Person {id: "p1"}) '
-        "RETURN DISTINCT t.id AS id", 2, 2)]
+    assert [(p.cypher, p.total, p.hits) for p in found.patterns] == [
+        (
+            'MATCH (a:Genre {id: "g1"})<-[:HAS_GENRE]-(t:Movie)-[:STARRED_ACTORS]->(b:Person {id: "p1"}) '
+            "RETURN DISTINCT t.id AS id",
+            2,
+            2,
+        )
+    ]
     assert_rendered_counts_match(store, found)
 
 

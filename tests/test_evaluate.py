@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_cli import assert_one_line_error, run
 
 from graphraft.config import load_settings
-from graphraft.embeddings import embed_missing_names
-from graphraft.entities.extract import MarkedMentionExtractor
-from graphraft.evaluate import METHODS, evaluate, outcome_from_answer, variants, write_report
+from graphraft.evaluation.runner import METHODS, evaluate, outcome_from_answer, variants, write_report
+from graphraft.graph.embeddings import embed_missing_names
 from graphraft.graph.loaders.metaqa import QAItem
-from graphraft.pipeline import Answer, AnswerNode, GraphRAFT
-from graphraft.reason import AnswerSelector
+from graphraft.inference.pipeline import Answer, AnswerNode, GraphRAFT
+from graphraft.inference.selection import AnswerSelector
+from graphraft.synthesis.mentions import MarkedMentionExtractor
 
 from movie_graph import load
-from test_cli import assert_one_line_error, run
 
 
 def item(qid, question, answers, hops=1):
@@ -31,17 +31,21 @@ def report(store, embedder, graphraft_home, tmp_path):
     embed_missing_names(store, embedder)
     model, tokenizer = tiny_random_model(graphraft_home, seed=1)
     settings = load_settings(home=graphraft_home, embedder="none")
-    pipeline = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer,
-                         extractor=MarkedMentionExtractor(), num_beams=3)
+    pipeline = GraphRAFT(
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), num_beams=3
+    )
     pipeline.reasoner = AnswerSelector(model, tokenizer)
     free, base_pipeline = variants(pipeline)
     free.generator.max_new_tokens = 12  # random weights write noise; keep it short
-    items = [item("q1", "which films did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]),
-             item("q2", "who directed the films starring [Tom Hanks]", ["Robert Zemeckis", "Penny Marshall"], 2),
-             item("q3", "who directed [Nobody Knows This Film]", ["Someone"]),
-             item("q4", "Robert Zemeckis", ["Robert Zemeckis"])]  # the vector baseline finds this one first
-    result = evaluate(items, pipeline, METHODS, base_pipeline=base_pipeline, free_pipeline=free,
-                      embedder=embedder, title="movie test")
+    items = [
+        item("q1", "which films did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]),
+        item("q2", "who directed the films starring [Tom Hanks]", ["Robert Zemeckis", "Penny Marshall"], 2),
+        item("q3", "who directed [Nobody Knows This Film]", ["Someone"]),
+        item("q4", "Robert Zemeckis", ["Robert Zemeckis"]),
+    ]  # the vector baseline finds this one first
+    result = evaluate(
+        items, pipeline, METHODS, base_pipeline=base_pipeline, free_pipeline=free, embedder=embedder, title="movie test"
+    )
     return result, write_report(result, tmp_path / "report")
 
 
@@ -72,8 +76,7 @@ def test_l2_picks_come_first_in_the_ranking_and_make_the_answer_set():
         return AnswerNode(id=i, name=name, labels=["Person"], rank=0)
 
     retrieved = [node("a", "Ann"), node("b", "Bob"), node("c", "Cy")]
-    answer = Answer(question="q", answers=[node("b", "Bob")], retrieved=retrieved, anchors=[{"id": "x"}],
-                    candidates=5)
+    answer = Answer(question="q", answers=[node("b", "Bob")], retrieved=retrieved, anchors=[{"id": "x"}], candidates=5)
     gold = item("q", "who [x]", ["bob"])  # compared by normalised name
     with_l2 = outcome_from_answer(gold, "graphraft", answer, 1.0, use_selection=True)
     without = outcome_from_answer(gold, "no-l2", answer, 1.0, use_selection=False)
@@ -97,8 +100,11 @@ def test_the_report_has_tables_per_hop_latency_and_a_plot(report):
 
 
 def test_eval_command_errors_are_one_line(tmp_path, server):
-    env = {"GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port),
-           "GRAPHRAFT_EMBEDDER": "none"}
+    env = {
+        "GRAPHRAFT_HOME": str(tmp_path / "home"),
+        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        "GRAPHRAFT_EMBEDDER": "none",
+    }
     proc = run(["eval", "--dataset", "demo", "--methods", "graphraft,magic"], env, check_code=2)
     assert_one_line_error(proc, "unknown magic")
     proc = run(["eval", "--dataset", "demo", "--methods", "no-l2"], env, check_code=1)

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import one_line_error, run
 
 from graphraft.config import load_settings
 from graphraft.errors import DatabaseUnavailableError
@@ -20,6 +19,8 @@ from graphraft.graph import open_store
 from graphraft.graph.embedded import _pid_alive
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.records import NodeRecord
+
+from cli_run import one_line_error, run
 
 LOADS = 10
 
@@ -43,7 +44,10 @@ def servers_on(data_dir: Path) -> list[int]:
         if not proc.name.isdigit():
             continue
         try:
-            ours = "redis-server" in (proc / "cmdline").read_text() and Path(os.readlink(proc / "cwd")) == data_dir.resolve()
+            ours = (
+                "redis-server" in (proc / "cmdline").read_text()
+                and Path(os.readlink(proc / "cwd")) == data_dir.resolve()
+            )
             if ours and _pid_alive(int(proc.name)):
                 found.append(int(proc.name))
         except OSError:
@@ -55,10 +59,18 @@ def graph_files(folder: Path, n: int) -> tuple[Path, Path]:
     """Graph n: 200 + n nodes in a chain, so every load has its own counts."""
     nodes, rels = folder / f"n{n}.jsonl", folder / f"r{n}.jsonl"
     count = 200 + n
-    nodes.write_text("".join(json.dumps({"id": f"g{n}-{i}", "labels": ["Item"], "properties": {"name": f"item {n} {i}"}})
-                             + "\n" for i in range(count)))
-    rels.write_text("".join(json.dumps({"source": f"g{n}-{i}", "target": f"g{n}-{i + 1}", "type": "NEXT"}) + "\n"
-                            for i in range(count - 1)))
+    nodes.write_text(
+        "".join(
+            json.dumps({"id": f"g{n}-{i}", "labels": ["Item"], "properties": {"name": f"item {n} {i}"}}) + "\n"
+            for i in range(count)
+        )
+    )
+    rels.write_text(
+        "".join(
+            json.dumps({"source": f"g{n}-{i}", "target": f"g{n}-{i + 1}", "type": "NEXT"}) + "\n"
+            for i in range(count - 1)
+        )
+    )
     return nodes, rels
 
 
@@ -104,10 +116,20 @@ def test_a_lost_graph_is_named_as_lost_not_as_empty(tmp_path):
 
 def test_four_simultaneous_starts_leave_one_server(tmp_path):
     home = tmp_path / "home"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
-           "GRAPHRAFT_HOME": str(home)}
-    procs = [subprocess.Popen([sys.executable, "-m", "graphraft", "db", "start"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+        "GRAPHRAFT_HOME": str(home),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "graphraft", "db", "start"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(4)
+    ]
     try:
         outputs = [proc.communicate(timeout=120) for proc in procs]
         assert all(proc.returncode == 0 for proc in procs), outputs
@@ -126,10 +148,18 @@ def test_four_simultaneous_starts_leave_one_server(tmp_path):
 def stalled(tmp_path):
     """A private embedded server with a small graph, tight limits, and a way to stall it."""
     home = tmp_path / "home"
-    env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none", "GRAPHRAFT_CONNECT_TIMEOUT_S": "2",
-           "GRAPHRAFT_QUERY_TIMEOUT_MS": "2000", "GRAPHRAFT_WRITE_TIMEOUT_MS": "3000", "GRAPHRAFT_ASK_TIMEOUT_S": "20"}
+    env = {
+        "GRAPHRAFT_HOME": str(home),
+        "GRAPHRAFT_EMBEDDER": "none",
+        "GRAPHRAFT_CONNECT_TIMEOUT_S": "2",
+        "GRAPHRAFT_QUERY_TIMEOUT_MS": "2000",
+        "GRAPHRAFT_WRITE_TIMEOUT_MS": "3000",
+        "GRAPHRAFT_ASK_TIMEOUT_S": "20",
+    }
     nodes, rels = graph_files(tmp_path, 0)
-    assert run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "s"], env).returncode == 0
+    assert (
+        run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "s"], env).returncode == 0
+    )
     pid = server_pid(home)
     yield home, env, pid, (nodes, rels)
     os.kill(pid, signal.SIGCONT)
@@ -142,8 +172,19 @@ def test_a_stalled_server_fails_every_command_within_its_limit_and_recovers(stal
         "query": ["query", "MATCH (n) RETURN count(n) AS c", "--graph", "s", "--json"],
         "schema": ["schema", "--graph", "s", "--json"],
         "load": ["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "s"],
-        "ask": ["ask", "what comes after [item 0 1]", "--graph", "s", "--model", str(tiny_model_dir),
-                "--extractor", "marked", "--max-hops", "1", "--json"],
+        "ask": [
+            "ask",
+            "what comes after [item 0 1]",
+            "--graph",
+            "s",
+            "--model",
+            str(tiny_model_dir),
+            "--extractor",
+            "marked",
+            "--max-hops",
+            "1",
+            "--json",
+        ],
     }
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -169,17 +210,30 @@ def test_a_stalled_server_fails_every_command_within_its_limit_and_recovers(stal
 def test_a_server_stalled_mid_session_gives_errors_within_the_limits(stalled, graphraft_home):
     """Calls on an open connection: reads, writes, clear and a whole ask each end in time."""
     home, _, pid, _ = stalled
-    settings = load_settings(home=home, connect_timeout_s=1.0, query_timeout_ms=1000, write_timeout_ms=2000,
-                             embedder="none", ask_timeout_s=10)
+    settings = load_settings(
+        home=home,
+        connect_timeout_s=1.0,
+        query_timeout_ms=1000,
+        write_timeout_ms=2000,
+        embedder="none",
+        ask_timeout_s=10,
+    )
     store = open_store(settings, "s")
     assert isinstance(store, FalkorDBStore) and store.count_nodes() == 200
-    from graphraft.entities.extract import MarkedMentionExtractor
+    from graphraft.inference.pipeline import GraphRAFT
     from graphraft.models import tiny_random_model
-    from graphraft.pipeline import GraphRAFT
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
 
     model, tokenizer = tiny_random_model(graphraft_home, seed=1)
-    engine = GraphRAFT(settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(),
-                       num_beams=2, max_hops=1)
+    engine = GraphRAFT(
+        settings,
+        store=store,
+        model=model,
+        tokenizer=tokenizer,
+        extractor=MarkedMentionExtractor(),
+        num_beams=2,
+        max_hops=1,
+    )
     calls = {
         "read": (lambda: store.read("MATCH (n) RETURN count(n) AS c"), 1.0 + 1.5),
         "write": (lambda: store.load_nodes([NodeRecord("x", ("Item",), {"name": "x"})]), 2.0),

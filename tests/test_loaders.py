@@ -33,11 +33,14 @@ def test_metaqa_kb_maps_relations_to_labels_and_types(tmp_path):
     assert Counter(r.type for r in rels) == {"STARRED_ACTORS": 2, "DIRECTED_BY": 1, "RELEASE_YEAR": 1, "HAS_GENRE": 1}
 
 
-@pytest.mark.parametrize("line, complaint", [
-    ("Kismet|directed_by", "expected 'head|relation|tail'"),
-    ("Kismet|sang_in|Someone", "unknown relation 'sang_in'"),
-    ("Kismet||Someone", "expected 'head|relation|tail'"),
-])
+@pytest.mark.parametrize(
+    "line, complaint",
+    [
+        ("Kismet|directed_by", "expected 'head|relation|tail'"),
+        ("Kismet|sang_in|Someone", "unknown relation 'sang_in'"),
+        ("Kismet||Someone", "expected 'head|relation|tail'"),
+    ],
+)
 def test_metaqa_kb_reports_malformed_lines_with_file_and_line(tmp_path, line, complaint):
     kb = tmp_path / "kb.txt"
     kb.write_text(KB + line + "\n")
@@ -51,15 +54,19 @@ def test_metaqa_kb_missing_file(tmp_path):
 
 
 def test_metaqa_questions_give_mention_answers_hops_type_and_a_stable_split(tmp_path):
-    for hop, line, qtype in [(1, "what did [Tom Cullen] act in\tWeekend", "actor_to_movie"),
-                             (2, "who directed films of [Big Star]\tA|B", "x_to_y_to_z")]:
+    for hop, line, qtype in [
+        (1, "what did [Tom Cullen] act in\tWeekend", "actor_to_movie"),
+        (2, "who directed films of [Big Star]\tA|B", "x_to_y_to_z"),
+    ]:
         folder = tmp_path / f"{hop}-hop"
         (folder / "vanilla").mkdir(parents=True)
         (folder / "vanilla" / "qa_dev.txt").write_text(line + "\n")
         (folder / "qa_dev_qtype.txt").write_text(qtype + "\n")
     items = list(read_questions(tmp_path, hops=(1, 2)))
     assert [(i.mention, i.answers, i.hops, i.qtype) for i in items] == [
-        ("Tom Cullen", ("Weekend",), 1, "actor_to_movie"), ("Big Star", ("A", "B"), 2, "x_to_y_to_z")]
+        ("Tom Cullen", ("Weekend",), 1, "actor_to_movie"),
+        ("Big Star", ("A", "B"), 2, "x_to_y_to_z"),
+    ]
     assert all(i.split == split_of(i.question) for i in items)
 
 
@@ -86,26 +93,36 @@ def test_the_real_metaqa_kb_and_questions_parse():
 def test_jsonl_and_csv_give_the_same_graph(tmp_path):
     (tmp_path / "n.jsonl").write_text(
         '{"id": "a", "labels": ["Person"], "properties": {"name": "Ann", "age": 41, "tags": ["x", "y"]}}\n'
-        '{"id": "b", "labels": "City", "properties": {"name": "Oslo"}}\n')
-    (tmp_path / "n.csv").write_text('id,labels,name,age:int,tags:list\na,Person,Ann,41,x;y\nb,City,Oslo,,\n')
-    (tmp_path / "r.jsonl").write_text('{"source": "a", "target": "b", "type": "LIVES_IN", "properties": {"since": 2001}}\n')
+        '{"id": "b", "labels": "City", "properties": {"name": "Oslo"}}\n'
+    )
+    (tmp_path / "n.csv").write_text("id,labels,name,age:int,tags:list\na,Person,Ann,41,x;y\nb,City,Oslo,,\n")
+    (tmp_path / "r.jsonl").write_text(
+        '{"source": "a", "target": "b", "type": "LIVES_IN", "properties": {"since": 2001}}\n'
+    )
     (tmp_path / "r.csv").write_text("source,target,type,since:int\na,b,LIVES_IN,2001\n")
     assert read_nodes(tmp_path / "n.jsonl") == read_nodes(tmp_path / "n.csv")
     assert read_relationships(tmp_path / "r.jsonl") == read_relationships(tmp_path / "r.csv")
     assert read_nodes(tmp_path / "n.csv")[0].properties == {"name": "Ann", "age": 41, "tags": ["x", "y"]}
 
 
-@pytest.mark.parametrize("filename, content, complaint", [
-    ("n.jsonl", '{"id": "a", "labels": ["P"]}\n{"id": "b", "labels": ["P"]\n', r"n.jsonl:2: invalid JSON"),
-    ("n.jsonl", '{"id": "a", "labels": []}\n', r"n.jsonl:1: labels"),
-    ("n.jsonl", '{"labels": ["P"]}\n', r"n.jsonl:1: id: Field required"),
-    ("n.jsonl", '{"id": "a", "labels": ["P"], "properties": {"x": {"nested": 1}}}\n', r"n.jsonl:1: properties.x"),
-    ("n.jsonl", '{"id": "a", "labels": ["P"]}\n{"id": "a", "labels": ["P"]}\n', r"n.jsonl:2: duplicate node id 'a'"),
-    ("n.csv", "id,name\na,Ann\n", r"n.csv:1: header lacks column\(s\) labels"),
-    ("n.csv", "id,labels,age:int\na,P,old\n", r"n.csv:2: cannot read 'old' as column 'age'"),
-    ("n.csv", "id,labels\na,P,extra\n", r"n.csv:2: expected 2 columns, found 3"),
-    ("n.txt", "whatever\n", r"n.txt: unknown format"),
-])
+@pytest.mark.parametrize(
+    "filename, content, complaint",
+    [
+        ("n.jsonl", '{"id": "a", "labels": ["P"]}\n{"id": "b", "labels": ["P"]\n', r"n.jsonl:2: invalid JSON"),
+        ("n.jsonl", '{"id": "a", "labels": []}\n', r"n.jsonl:1: labels"),
+        ("n.jsonl", '{"labels": ["P"]}\n', r"n.jsonl:1: id: Field required"),
+        ("n.jsonl", '{"id": "a", "labels": ["P"], "properties": {"x": {"nested": 1}}}\n', r"n.jsonl:1: properties.x"),
+        (
+            "n.jsonl",
+            '{"id": "a", "labels": ["P"]}\n{"id": "a", "labels": ["P"]}\n',
+            r"n.jsonl:2: duplicate node id 'a'",
+        ),
+        ("n.csv", "id,name\na,Ann\n", r"n.csv:1: header lacks column\(s\) labels"),
+        ("n.csv", "id,labels,age:int\na,P,old\n", r"n.csv:2: cannot read 'old' as column 'age'"),
+        ("n.csv", "id,labels\na,P,extra\n", r"n.csv:2: expected 2 columns, found 3"),
+        ("n.txt", "whatever\n", r"n.txt: unknown format"),
+    ],
+)
 def test_malformed_node_files_name_file_and_line(tmp_path, filename, content, complaint):
     (tmp_path / filename).write_text(content)
     with pytest.raises(InputFileError, match=complaint):

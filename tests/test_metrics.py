@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.metrics import (
+from graphraft.evaluation.metrics import (
     average,
     hit_at_k,
     recall_at_k,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.prompts import l2_answer_text
-from graphraft.reason import AnswerSelector
+from graphraft.inference.prompts import l2_answer_text
+from graphraft.inference.selection import AnswerSelector
 
 EVIDENCE = """Pattern 1: (The Iron Lantern:Book)-[:WRITTEN_BY]->(:Author)-[:BORN_IN]->(?:City)
 - Bergen (City)
@@ -60,14 +60,18 @@ def test_equal_sets_keep_the_best_prior_and_one_set_needs_no_model(selector):
     assert len(scored) == 2
     assert {s.node_ids: s.score for s in scored} == pytest.approx(
         {("bergen", "lisbon"): plain[("bergen", "lisbon")] - 1.0, ("isolde valdés",): plain[("isolde valdés",)]},
-        abs=1e-4)
+        abs=1e-4,
+    )
 
     class Unusable:  # one distinct set: nothing to choose, so the model must not run
         def __call__(self, *args, **kwargs):
             raise AssertionError("the model ran")
 
     lone = AnswerSelector(Unusable(), selector.tokenizer)
-    assert lone.select(question, EVIDENCE, [cities, [], list(reversed(cities))], [-2.0, 0.0, -1.0]) == ["lisbon", "bergen"]
+    assert lone.select(question, EVIDENCE, [cities, [], list(reversed(cities))], [-2.0, 0.0, -1.0]) == [
+        "lisbon",
+        "bergen",
+    ]
 
 
 def test_priors_add_to_the_scores(selector):
@@ -77,7 +81,8 @@ def test_priors_add_to_the_scores(selector):
     assert shifted[0].node_ids == ("bergen", "lisbon")
     assert {s.node_ids: s.score for s in shifted} == pytest.approx(
         {("bergen", "lisbon"): plain[("bergen", "lisbon")], ("isolde valdés",): plain[("isolde valdés",)] - 50.0},
-        abs=1e-4)
+        abs=1e-4,
+    )
 
 
 def test_empty_sets_are_skipped_and_no_set_means_no_choice(selector):
@@ -87,7 +92,9 @@ def test_empty_sets_are_skipped_and_no_set_means_no_choice(selector):
 
 
 def test_the_reply_lists_names_in_evidence_order():
-    assert l2_answer_text(["Historical Fiction", "Memoir", "Nowhere"], EVIDENCE) == "Memoir\nHistorical Fiction\nNowhere"
+    assert (
+        l2_answer_text(["Historical Fiction", "Memoir", "Nowhere"], EVIDENCE) == "Memoir\nHistorical Fiction\nNowhere"
+    )
 
 
 def test_one_pass_scores_equal_the_padded_batch_reference(graphraft_home):
@@ -96,18 +103,24 @@ def test_one_pass_scores_equal_the_padded_batch_reference(graphraft_home):
     from graphraft.models import tiny_random_model
 
     model, tokenizer = tiny_random_model(graphraft_home, seed=4)
-    sets = [nodes("Bergen", "Lisbon"), nodes("Isolde Valdés"), nodes("Memoir", "Horror", "Historical Fiction"),
-            nodes("Memoir")]
+    sets = [
+        nodes("Bergen", "Lisbon"),
+        nodes("Isolde Valdés"),
+        nodes("Memoir", "Horror", "Historical Fiction"),
+        nodes("Memoir"),
+    ]
     question = "where was the author of [The Iron Lantern] born"
     tree = AnswerSelector(model, tokenizer).score(question, EVIDENCE, sets, priors=[0.0, -1.0, -2.0, -0.5])
-    batch = AnswerSelector(model, tokenizer, method="batch").score(question, EVIDENCE, sets,
-                                                                    priors=[0.0, -1.0, -2.0, -0.5])
+    batch = AnswerSelector(model, tokenizer, method="batch").score(
+        question, EVIDENCE, sets, priors=[0.0, -1.0, -2.0, -0.5]
+    )
     assert [s.node_ids for s in tree] == [s.node_ids for s in batch]
     assert [s.score for s in tree] == pytest.approx([s.score for s in batch], abs=1e-4)
     # a second question reuses the cached system prompt and still agrees
     selector = AnswerSelector(model, tokenizer)
     selector.score(question, EVIDENCE, sets)
     again = selector.score("which genres is [The Iron Lantern] in", EVIDENCE, sets)
-    reference = AnswerSelector(model, tokenizer, method="batch").score("which genres is [The Iron Lantern] in",
-                                                                       EVIDENCE, sets)
+    reference = AnswerSelector(model, tokenizer, method="batch").score(
+        "which genres is [The Iron Lantern] in", EVIDENCE, sets
+    )
     assert [s.score for s in again] == pytest.approx([s.score for s in reference], abs=1e-4)

@@ -9,13 +9,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphraft.decoding.radix import build_radix, count_tokens
-from graphraft.decoding.search import SearchStats, top_m, top_m_many
-from graphraft.decoding.tree_attention import Branch, PromptCache, TreeCache
-from graphraft.decoding.trie import CandidateIndex, candidate_sequences
-from graphraft.generate import ConstrainedGenerator
-from graphraft.patterns import AnchorRef, Pattern, Step, render
-from graphraft.prompts import l1_messages, prompt_ids
+from graphraft.inference.decoding.radix import build_radix, count_tokens
+from graphraft.inference.decoding.search import SearchStats, top_m, top_m_many
+from graphraft.inference.decoding.tree_attention import Branch, PromptCache, TreeCache
+from graphraft.inference.decoding.trie import CandidateIndex, candidate_sequences
+from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def teacher_forced(model, prompt: list[int], sequences) -> dict[tuple[int, ...],
     with torch.no_grad():
         for sequence in sequences:
             ids = torch.tensor([prompt + list(sequence)])
-            logprobs = torch.log_softmax(model(input_ids=ids).logits[0, len(prompt) - 1:-1].float(), dim=-1)
+            logprobs = torch.log_softmax(model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float(), dim=-1)
             scores[tuple(sequence)] = logprobs[torch.arange(len(sequence)), torch.tensor(sequence)].sum().item()
     return scores
 
@@ -81,8 +81,11 @@ def test_branches_fed_together_score_as_if_teacher_forced_alone(tiny):
     # call 2: (9,) below the shared (5, 6) fed in call 1, reached by its slots
     second, _, fed2 = tree.feed([Branch(fed[0].path, (9, 4))])
     first_two = forward.logprobs([prompt_row, fed[0].rows[0]], (5, 6)).sum().item()
-    got_b = first_two + forward.logprobs([fed[0].rows[1]], (9,)).sum().item() \
+    got_b = (
+        first_two
+        + forward.logprobs([fed[0].rows[1]], (9,)).sum().item()
         + second.logprobs([fed2[0].rows[0]], (4,)).sum().item()
+    )
     expected = teacher_forced(model, prompt, [a, c, b + (4,)])
     assert got_a == pytest.approx(expected[a], abs=1e-4)
     assert got_c == pytest.approx(expected[c], abs=1e-4)
@@ -110,7 +113,8 @@ candidate_sets = st.one_of(
     st.lists(names, min_size=2, max_size=14, unique=True),  # quotes, backslashes, non-ASCII letters
     # long shared prefixes that differ only at the very end
     st.lists(st.text(alphabet="ab", min_size=1, max_size=4), min_size=2, max_size=10, unique=True).map(
-        lambda tails: ["the same long name of a person " * 2 + tail for tail in tails]),
+        lambda tails: ["the same long name of a person " * 2 + tail for tail in tails]
+    ),
 )
 
 
@@ -119,8 +123,12 @@ def rendered(name: str, hops: int, rel: str = "R") -> str:
     return render(Pattern(AnchorRef(f"p:{name}", ("Person",)), steps, hops))
 
 
-@given(candidate_sets, st.integers(min_value=1, max_value=5), st.sampled_from([1, 7, 48, 100_000]),
-       st.integers(min_value=0, max_value=10_000))
+@given(
+    candidate_sets,
+    st.integers(min_value=1, max_value=5),
+    st.sampled_from([1, 7, 48, 100_000]),
+    st.integers(min_value=0, max_value=10_000),
+)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_search_returns_exactly_the_brute_force_top_m(tiny, names_, m, budget, seed):
     model, tokenizer = tiny
@@ -142,8 +150,11 @@ def test_search_returns_exactly_the_brute_force_top_m(tiny, names_, m, budget, s
     assert stats.calls >= 1
 
 
-@given(st.lists(st.tuples(candidate_sets, st.text(alphabet="abc [?]東", max_size=12)), min_size=1, max_size=4),
-       st.integers(min_value=1, max_value=3), st.sampled_from([1, 7, 48]))
+@given(
+    st.lists(st.tuples(candidate_sets, st.text(alphabet="abc [?]東", max_size=12)), min_size=1, max_size=4),
+    st.integers(min_value=1, max_value=3),
+    st.sampled_from([1, 7, 48]),
+)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_searches_fed_together_return_what_each_returns_alone(tiny, questions, m, budget):
     """A forest: several questions' trees below their prompts in one cache, every call feeding
@@ -174,8 +185,10 @@ def test_searches_fed_together_return_what_each_returns_alone(tiny, questions, m
 
 def test_generate_many_matches_generate_and_skips_questions_without_candidates(tiny):
     model, tokenizer = tiny
-    lists = [[rendered(name, hops) for name in names_ for hops in (1, 2)]
-             for names_ in (("Ann", "Bo"), (), ("東京", "Cy Ö"), ("Ann",))]
+    lists = [
+        [rendered(name, hops) for name in names_ for hops in (1, 2)]
+        for names_ in (("Ann", "Bo"), (), ("東京", "Cy Ö"), ("Ann",))
+    ]
     questions = ["who is [Ann]?", "nothing here", "where is [東京]?", "who is [Ann]?"]
     generator = ConstrainedGenerator(model, tokenizer)
     many = generator.generate_many(questions, lists, num_beams=2, group=3)

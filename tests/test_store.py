@@ -80,8 +80,14 @@ def test_schema_is_cached_until_the_graph_changes(store):
     assert store.schema().labels["Year"] == 1
 
 
-WRITES = ["CREATE (:Movie {name: 'x'})", "MERGE (:Movie {name: 'y'})", "MATCH (n) DETACH DELETE n",
-          "MATCH (n:Movie) SET n.hacked = 1", "MATCH (n:Movie) REMOVE n.name", "CREATE INDEX FOR (n:Movie) ON (n.year)"]
+WRITES = [
+    "CREATE (:Movie {name: 'x'})",
+    "MERGE (:Movie {name: 'y'})",
+    "MATCH (n) DETACH DELETE n",
+    "MATCH (n:Movie) SET n.hacked = 1",
+    "MATCH (n:Movie) REMOVE n.name",
+    "CREATE INDEX FOR (n:Movie) ON (n.year)",
+]
 
 
 def test_read_path_refuses_writes(store):
@@ -106,8 +112,9 @@ def test_four_parallel_reads_on_one_store_each_get_their_own_rows(store):
     load_sample(store)
     names = [node.properties["name"] for node in NODES]
     with ThreadPoolExecutor(4) as pool:
-        rows = list(pool.map(lambda name: store.read("MATCH (n {name: $name}) RETURN n.id AS id", {"name": name}),
-                             names * 4))
+        rows = list(
+            pool.map(lambda name: store.read("MATCH (n {name: $name}) RETURN n.id AS id", {"name": name}), names * 4)
+        )
     assert rows == [[{"id": node.id}] for node in NODES] * 4
 
 
@@ -119,8 +126,16 @@ def test_labels_with_spaces_or_other_scripts_load_and_query(store, label):
     assert store.schema().relationship_types == {f"{label} LINK": 1}
 
 
-@pytest.mark.parametrize("name", ['He said "hi"', "O'Brien \\ back\\slash", "Zoë Ærø 東京 🎬", "tab\tand\nnewline",
-                                  '"}) MATCH (n) DETACH DELETE n //'])
+@pytest.mark.parametrize(
+    "name",
+    [
+        'He said "hi"',
+        "O'Brien \\ back\\slash",
+        "Zoë Ærø 東京 🎬",
+        "tab\tand\nnewline",
+        '"}) MATCH (n) DETACH DELETE n //',
+    ],
+)
 def test_awkward_values_round_trip(store, name):
     store.load_nodes([NodeRecord("odd", ("Thing",), {"name": name, "note": name})])
     row = store.read("MATCH (n:Thing {id: $id}) RETURN n.name AS name, n.note AS note", {"id": "odd"})[0]
@@ -143,7 +158,7 @@ def test_a_query_past_its_timeout_raises_a_clear_error(store):
 
 
 def test_vector_search_finds_a_misspelled_name(store, embedder):
-    from graphraft.embeddings import embed_missing_names
+    from graphraft.graph.embeddings import embed_missing_names
 
     load_sample(store)
     assert embed_missing_names(store, embedder) == 6
@@ -156,7 +171,7 @@ def test_vector_search_finds_a_misspelled_name(store, embedder):
 
 
 def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
-    from graphraft.embeddings import embed_missing_names
+    from graphraft.graph.embeddings import embed_missing_names
 
     load_sample(store)
     embed_missing_names(store, embedder)
@@ -167,7 +182,7 @@ def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
 
 
 def test_nodes_by_id_returns_labels_and_properties_without_the_embedding(store, embedder):
-    from graphraft.embeddings import embed_missing_names
+    from graphraft.graph.embeddings import embed_missing_names
 
     load_sample(store)
     embed_missing_names(store, embedder)

@@ -10,9 +10,6 @@ import time
 
 import pytest
 
-from graphraft.entities.extract import MarkedMentionExtractor
-from graphraft.entities.resolve import EntityResolver
-from graphraft.enumerate import PatternEnumerator
 from graphraft.errors import InputFileError
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders import load_graph
@@ -20,7 +17,10 @@ from graphraft.graph.loaders.demo import demo_files
 from graphraft.graph.loaders.files import read_nodes, read_relationships
 from graphraft.graph.loaders.metaqa import QAItem
 from graphraft.graph.loaders.questions import read_question_file
-from graphraft.synthesize import SynthesisConfig, Synthesizer, read_rows, run_synthesis
+from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.mentions import MarkedMentionExtractor
+from graphraft.synthesis.resolution import EntityResolver
+from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, read_rows, run_synthesis
 
 from movie_graph import ROCK, load
 
@@ -38,13 +38,22 @@ def demo_store(server):
 
 
 def synthesizer_for(store, **config):
-    return Synthesizer(MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store),
-                       SynthesisConfig(**config))
+    return Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(**config)
+    )
 
 
 def item(question, answers, hops=1, **extra):
-    return QAItem(qid=f"q-{abs(hash(question))}", question=question, mention=None, answers=tuple(answers),
-                  hops=hops, qtype=None, split="train", extra=extra)
+    return QAItem(
+        qid=f"q-{abs(hash(question))}",
+        question=question,
+        mention=None,
+        answers=tuple(answers),
+        hops=hops,
+        qtype=None,
+        split="train",
+        extra=extra,
+    )
 
 
 def without_timings(rows):
@@ -57,8 +66,9 @@ def test_a_row_names_the_best_query_its_scores_and_alternatives(store):
     assert row["status"] == "ok" and row["reason"] is None
     assert row["cypher"] == ('MATCH (a:Person {id: "p1"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id')
     assert (row["hits"], row["total"], row["recall"], row["precision"]) == (3, 3, 1.0, 1.0)
-    assert row["anchors"] == [{"mention": "Tom Hanks", "id": "p1", "name": "Tom Hanks", "labels": ["Person"],
-                               "method": "exact", "score": 1.0}]
+    assert row["anchors"] == [
+        {"mention": "Tom Hanks", "id": "p1", "name": "Tom Hanks", "labels": ["Person"], "method": "exact", "score": 1.0}
+    ]
     assert {r["id"] for r in store.read(row["cypher"])} == {"m1", "m2", "m3"}
     assert set(row["timings"]) == {"extract", "resolve", "enumerate", "total"}
 
@@ -97,7 +107,7 @@ def test_a_question_whose_entity_is_not_in_the_graph_is_kept_out(store):
 
 def test_a_name_with_quotes_and_backslashes_anchors_and_runs(store):
     load(store)
-    row = synthesizer_for(store).one(item('who starred in [Big]', ['Tom Hanks', 'Dwayne "The Rock" Johnson \\ Jr.']))
+    row = synthesizer_for(store).one(item("who starred in [Big]", ["Tom Hanks", 'Dwayne "The Rock" Johnson \\ Jr.']))
     assert row["status"] == "ok"
     assert {r["id"] for r in store.read(row["cypher"])} == {"p1", ROCK}
     q1 = synthesizer_for(store).one(item('what did ["The Rock" Johnson] do', ["Big"]))  # marked by brackets
@@ -128,8 +138,9 @@ def test_the_output_loads_with_datasets(demo_store, tmp_path):
     run_synthesis(synthesizer_for(demo_store), items, tmp_path / "out.jsonl", meta={})
     dataset = load_dataset("json", data_files=str(tmp_path / "out.jsonl"), split="train")
     assert len(dataset) == 41
-    assert {"question", "cypher", "anchors", "hits", "total", "precision", "recall", "alternatives",
-            "timings"} <= set(dataset.column_names)
+    assert {"question", "cypher", "anchors", "hits", "total", "precision", "recall", "alternatives", "timings"} <= set(
+        dataset.column_names
+    )
     assert dataset[0]["cypher"].startswith("MATCH (a:") and dataset[40]["cypher"] is None
 
 
@@ -166,8 +177,13 @@ def test_a_synthesis_resumes_when_the_local_server_comes_back_on_another_address
 
 
 def _cli(args, env):
-    return subprocess.Popen([sys.executable, "-m", "graphraft.synthesize", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphraft.synthesis.synthesizer", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store, server, tmp_path):
@@ -175,8 +191,11 @@ def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store,
     lines = demo_files()[2].read_text(encoding="utf-8").splitlines() * 8
     questions = tmp_path / "questions.jsonl"
     questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
-           "GRAPHRAFT_HOME": str(tmp_path / "home"), "GRAPHRAFT_FALKORDB_PORT": str(server.port)}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+        "GRAPHRAFT_HOME": str(tmp_path / "home"),
+        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+    }
     common = ["--questions", str(questions), "--graph", DEMO_GRAPH, "--extractor", "marked", "--workers", "2"]
 
     reference = tmp_path / "reference.jsonl"

@@ -10,21 +10,22 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphraft.adapters import check_metadata, load_adapter, write_metadata
+from graphraft.cli.train import train_command
 from graphraft.config import load_settings
-from graphraft.decoding.trie import candidate_sequences
 from graphraft.errors import ConfigurationError, InputFileError
-from graphraft.generate import ConstrainedGenerator
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders import load_graph
 from graphraft.graph.loaders.demo import demo_files
 from graphraft.graph.loaders.files import read_nodes, read_relationships
 from graphraft.graph.loaders.questions import read_question_file
-from graphraft.prompts import l1_messages, prompt_ids
-from graphraft.synthesize import SynthesisConfig, Synthesizer, run_synthesis
-from graphraft.targets import choose_targets, question_template, signature
-from graphraft.train import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train, train_command
-from graphraft.train_config import TrainConfig
+from graphraft.inference.adapters import check_metadata, load_adapter, write_metadata
+from graphraft.inference.decoding.trie import candidate_sequences
+from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
+from graphraft.training.config import TrainConfig
+from graphraft.training.targets import choose_targets, question_template, signature
+from graphraft.training.trainer import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train
 
 GRAPH = "training-demo"
 
@@ -32,17 +33,18 @@ GRAPH = "training-demo"
 @pytest.fixture(scope="module")
 def demo_rows(server, tmp_path_factory):
     """The demo graph loaded and synthesised once for these tests."""
-    from graphraft.entities.extract import MarkedMentionExtractor
-    from graphraft.entities.resolve import EntityResolver
-    from graphraft.enumerate import PatternEnumerator
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
 
     store = FalkorDBStore(GRAPH, port=server.port)
     store.clear()
     nodes_file, rels_file, questions_file = demo_files()
     load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
     out = tmp_path_factory.mktemp("synthesis") / "demo.jsonl"
-    synthesizer = Synthesizer(MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store),
-                              SynthesisConfig())
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig()
+    )
     run_synthesis(synthesizer, read_question_file(questions_file), out, meta={})
     yield out
     store.clear()
@@ -54,10 +56,24 @@ def settings(graphraft_home, server):
 
 
 def config(tmp_path, data, **overrides) -> TrainConfig:
-    values = dict(task="l1", base_model="tiny-random", graph=GRAPH, data=[data], output_dir=tmp_path / "run",
-                  max_train_examples=48, validation_examples=8, epochs=2, batch_size=8, learning_rate=3e-3,
-                  max_length=192, save_steps=3, logging_steps=1, eval_batch_size=8, max_hops=2,
-                  lora={"r": 8, "alpha": 16, "dropout": 0.0})
+    values = dict(
+        task="l1",
+        base_model="tiny-random",
+        graph=GRAPH,
+        data=[data],
+        output_dir=tmp_path / "run",
+        max_train_examples=48,
+        validation_examples=8,
+        epochs=2,
+        batch_size=8,
+        learning_rate=3e-3,
+        max_length=192,
+        save_steps=3,
+        logging_steps=1,
+        eval_batch_size=8,
+        max_hops=2,
+        lora={"r": 8, "alpha": 16, "dropout": 0.0},
+    )
     values.update(overrides)
     return TrainConfig.model_validate(values)
 
@@ -73,25 +89,37 @@ def test_completion_only_mask_covers_exactly_the_trie_path(graphraft_home):
     assert example["input_ids"][: len(prompt)] == prompt and mask[: len(prompt)] == [0] * len(prompt)
     learned = [t for t, m in zip(example["input_ids"], mask) if m]
     assert tuple(learned) == candidate_sequences(tokenizer, [query])[0]  # invariant 4
-    assert learned[-1] == tokenizer.eos_token_id and all(mask[len(prompt):])
+    assert learned[-1] == tokenizer.eos_token_id and all(mask[len(prompt) :])
 
 
 def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
     def row(qid, question, best, alts=(), split="train", hits=1):
-        return {"qid": qid, "question": question, "mentions": [qid], "split": split, "cypher": best, "hits": hits,
-                "alternatives": [{"cypher": c, "hits": h} for c, h in alts]}
+        return {
+            "qid": qid,
+            "question": question,
+            "mentions": [qid],
+            "split": split,
+            "cypher": best,
+            "hits": hits,
+            "alternatives": [{"cypher": c, "hits": h} for c, h in alts],
+        }
 
     directed = 'MATCH (a:M {id: "%s"})-[:DIRECTED_BY]->(t:P) RETURN DISTINCT t.id AS id'
     written = 'MATCH (a:M {id: "%s"})-[:WRITTEN_BY]->(t:P) RETURN DISTINCT t.id AS id'
-    rows = [row("A", "who directed [A]", directed % "A"), row("B", "who directed [B]", directed % "B"),
-            # the ranking put WRITTEN_BY first (fewer results), but the wording asks for the director
-            row("C", "who directed [C]", written % "C", [(directed % "C", 1)]),
-            row("D", "who wrote [D]", written % "D", [(directed % "D", 1)]),
-            # an alternative with fewer hits is never a target
-            row("E", "who directed [E]", written % "E", [(directed % "E", 0)], hits=1),
-            # validation rows do not vote: three of them asking for WRITTEN_BY change nothing
-            *[row(f"V{i}", f"who directed [V{i}]", written % f"V{i}", [(directed % f"V{i}", 1)], "validation")
-              for i in range(3)]]
+    rows = [
+        row("A", "who directed [A]", directed % "A"),
+        row("B", "who directed [B]", directed % "B"),
+        # the ranking put WRITTEN_BY first (fewer results), but the wording asks for the director
+        row("C", "who directed [C]", written % "C", [(directed % "C", 1)]),
+        row("D", "who wrote [D]", written % "D", [(directed % "D", 1)]),
+        # an alternative with fewer hits is never a target
+        row("E", "who directed [E]", written % "E", [(directed % "E", 0)], hits=1),
+        # validation rows do not vote: three of them asking for WRITTEN_BY change nothing
+        *[
+            row(f"V{i}", f"who directed [V{i}]", written % f"V{i}", [(directed % f"V{i}", 1)], "validation")
+            for i in range(3)
+        ],
+    ]
     targets = choose_targets(rows)
     assert targets["C"] == directed % "C" and targets["D"] == written % "D" and targets["E"] == written % "E"
     assert all(targets[f"V{i}"] == directed % f"V{i}" for i in range(3))
@@ -111,8 +139,10 @@ def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(
 
     base, tokenizer = tiny_random_model(settings.home, seed=0)
     model = load_adapter(base, adapter, "l1", "tiny-random")
-    candidates = ['MATCH (a:Book {id: "x"})-[:WRITTEN_BY]->(t:Author) RETURN DISTINCT t.id AS id',
-                  'MATCH (a:Book {id: "x"})-[:HAS_GENRE]->(t:Genre) RETURN DISTINCT t.id AS id']
+    candidates = [
+        'MATCH (a:Book {id: "x"})-[:WRITTEN_BY]->(t:Author) RETURN DISTINCT t.id AS id',
+        'MATCH (a:Book {id: "x"})-[:HAS_GENRE]->(t:Genre) RETURN DISTINCT t.id AS id',
+    ]
     results = ConstrainedGenerator(model, tokenizer).generate("who wrote [x]", candidates, num_beams=2)
     assert {r.cypher for r in results} <= set(candidates) and results
     # L2's training rows can open with this L1's query: always one of the candidates
@@ -161,23 +191,39 @@ def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, d
     from safetensors import safe_open
 
     # one batch of the same 8 examples, 4 times: the loss must go down
-    summary = train(config(tmp_path, demo_rows, task="l2", max_train_examples=8, epochs=4, batch_size=8,
-                           max_length=768, evidence_tokens=300, evidence_details=0, l2_queries=2,
-                           lora={"r": 8, "alpha": 16, "dropout": 0.0, "top_layers": 1}), settings)
+    summary = train(
+        config(
+            tmp_path,
+            demo_rows,
+            task="l2",
+            max_train_examples=8,
+            epochs=4,
+            batch_size=8,
+            max_length=768,
+            evidence_tokens=300,
+            evidence_details=0,
+            l2_queries=2,
+            lora={"r": 8, "alpha": 16, "dropout": 0.0, "top_layers": 1},
+        ),
+        settings,
+    )
     assert summary["steps"] == 4 and summary["last_loss"] < summary["first_loss"]
     adapter = Path(summary["adapter"])
     meta = check_metadata(adapter, "l2", "tiny-random")
     assert (meta["evidence_tokens"], meta["evidence_details"], meta["queries"]) == (300, 0, 2)
     with safe_open(adapter / "adapter_model.safetensors", "pt") as weights:
-        layers = {key.split(".layers.")[1].split(".")[0] for key in weights.keys()}
+        layers = {key.split(".layers.")[1].split(".")[0] for key in weights}
     assert layers == {"1"}  # the tiny model has layers 0 and 1
 
     # `ask` with this L2 builds its evidence as L2 was trained: two patterns, names only
-    from graphraft.entities.extract import MarkedMentionExtractor
-    from graphraft.pipeline import GraphRAFT
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
 
-    engine = GraphRAFT(settings.model_copy(update={"base_model": "tiny-random", "l2_adapter": adapter}),
-                       extractor=MarkedMentionExtractor(), num_beams=4)
+    engine = GraphRAFT(
+        settings.model_copy(update={"base_model": "tiny-random", "l2_adapter": adapter}),
+        extractor=MarkedMentionExtractor(),
+        num_beams=4,
+    )
     try:
         answer = engine.ask("which genres did the writer of [The Burning Ferry] also write in")
         results = [{row["id"] for row in engine.store.read(q.cypher)} for q in answer.queries[:2]]
@@ -193,8 +239,15 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
     from graphraft.models import load_tokenizer
 
     rows = [r for r in read_synthesis([demo_rows]) if r["hops"] == 2][:6]
-    cfg = TrainConfig(task="l2", data=[demo_rows], output_dir="unused", l2_queries=3, evidence_tokens=400,
-                      evidence_details=0, max_hops=2)
+    cfg = TrainConfig(
+        task="l2",
+        data=[demo_rows],
+        output_dir="unused",
+        l2_queries=3,
+        evidence_tokens=400,
+        evidence_details=0,
+        max_hops=2,
+    )
     tokenizer = load_tokenizer("tiny-random", graphraft_home)
     chosen_by_l1 = {}
 
@@ -227,8 +280,9 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
         assert sorted(target, key=lambda name: with_hit["evidence"].index(f"- {name} (")) == target
 
 
-def test_train_command_says_what_it_does_before_and_while_training(tmp_path, demo_rows, server, graphraft_home,
-                                                                  monkeypatch, capsys):
+def test_train_command_says_what_it_does_before_and_while_training(
+    tmp_path, demo_rows, server, graphraft_home, monkeypatch, capsys
+):
     monkeypatch.setenv("GRAPHRAFT_HOME", str(graphraft_home))
     monkeypatch.setenv("GRAPHRAFT_FALKORDB_PORT", str(server.port))
     summary = train_command("l1", config=config(tmp_path, demo_rows, epochs=1, logging_steps=2))
@@ -249,7 +303,7 @@ def test_l2_with_an_l1_adapter_that_is_none_fails_before_any_work(tmp_path, demo
 def test_config_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("task: l1\nbatch_size: many\n")
-    with pytest.raises(InputFileError, match="bad.yaml: "):
+    with pytest.raises(InputFileError, match=r"bad\.yaml: "):
         TrainConfig.from_yaml(bad)
     with pytest.raises(InputFileError, match="training config not found"):
         TrainConfig.from_yaml(tmp_path / "none.yaml")
@@ -265,9 +319,11 @@ def test_padding_free_batches_give_the_loss_of_padded_batches(graphraft_home):
 
     model, tokenizer = tiny_random_model(graphraft_home, seed=5)
     examples = []
-    for question, query in (("who wrote [A]", "MATCH (a) RETURN a"), ("which genre is [Some Long Title]",
-                                                                       "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
-                            ("where is it now", "MATCH (x) RETURN x.id AS id LIMIT 1")):
+    for question, query in (
+        ("who wrote [A]", "MATCH (a) RETURN a"),
+        ("which genre is [Some Long Title]", "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
+        ("where is it now", "MATCH (x) RETURN x.id AS id LIMIT 1"),
+    ):
         example = tokenize_example(tokenizer, l1_messages(question), query)
         labels = [t if keep else -100 for t, keep in zip(example["input_ids"], example["completion_mask"])]
         examples.append({"input_ids": example["input_ids"], "labels": labels})
@@ -281,8 +337,12 @@ def test_padding_free_batches_give_the_loss_of_padded_batches(graphraft_home):
         # not derive the block-diagonal mask from the position ids)
         loss_free = model(**free, use_cache=False).loss.item()
         # the same tokens with the examples' positions but one causal mask over all: cross-talk
-        crossed = model(input_ids=free["input_ids"], labels=free["labels"], position_ids=free["position_ids"],
-                        attention_mask=torch.ones_like(free["input_ids"])).loss.item()
+        crossed = model(
+            input_ids=free["input_ids"],
+            labels=free["labels"],
+            position_ids=free["position_ids"],
+            attention_mask=torch.ones_like(free["input_ids"]),
+        ).loss.item()
     assert loss_free == pytest.approx(loss_padded, abs=1e-5)
     assert abs(crossed - loss_padded) > 1e-3  # the check can tell
 
@@ -294,19 +354,27 @@ def test_shared_prefix_batches_give_the_loss_of_padded_batches(graphraft_home):
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
     from graphraft.models import tiny_random_model
-    from graphraft.packing import SharedPrefixCollator, shared_length
+    from graphraft.training.packing import SharedPrefixCollator, shared_length
 
     model, tokenizer = tiny_random_model(graphraft_home, seed=7)
-    examples = [tokenize_example(tokenizer, l1_messages(question), query) for question, query in (
-        ("who wrote [A]", "MATCH (a) RETURN a"),
-        ("which genre is [Some Long Title]", "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
-        ("which genre is [Ötzi]", "MATCH (x) RETURN x.id AS id LIMIT 1"))]
+    examples = [
+        tokenize_example(tokenizer, l1_messages(question), query)
+        for question, query in (
+            ("who wrote [A]", "MATCH (a) RETURN a"),
+            ("which genre is [Some Long Title]", "MATCH (a)-[:HAS_GENRE]->(t) RETURN t.id"),
+            ("which genre is [Ötzi]", "MATCH (x) RETURN x.id AS id LIMIT 1"),
+        )
+    ]
     shared = shared_length(examples)
     prompt = len(prompt_ids(tokenizer, l1_messages("")))
     assert 20 < shared < prompt  # the system prompt and the user header, not the question
-    padded_in = [{"input_ids": e["input_ids"],
-                  "labels": [t if keep else -100 for t, keep in zip(e["input_ids"], e["completion_mask"])]}
-                 for e in examples]
+    padded_in = [
+        {
+            "input_ids": e["input_ids"],
+            "labels": [t if keep else -100 for t, keep in zip(e["input_ids"], e["completion_mask"])],
+        }
+        for e in examples
+    ]
     padded = DataCollatorForLanguageModeling(pad_token_id=tokenizer.pad_token_id)(padded_in)
     batch = SharedPrefixCollator()(examples)
     assert batch["input_ids"].shape[1] == sum(len(e["input_ids"]) for e in examples) - 2 * shared
@@ -322,7 +390,7 @@ def test_shared_prefix_batches_give_the_loss_of_padded_batches(graphraft_home):
 
 
 def test_shared_prefix_stops_before_a_label():
-    from graphraft.packing import shared_length
+    from graphraft.training.packing import shared_length
 
     same = {"input_ids": [1, 2, 3, 4, 5], "completion_mask": [0, 0, 0, 1, 1]}
     assert shared_length([same, dict(same)]) == 2  # position 2 predicts token 3, a label
@@ -336,7 +404,7 @@ def test_padded_padding_free_and_shared_prefix_training_take_the_same_steps(tmp_
     loss), the three batch layouts give the same losses step after step: they differ in
     what they compute, not in what they learn."""
     from graphraft.models import tiny_random_model
-    from graphraft.train import make_trainer
+    from graphraft.training.trainer import make_trainer
 
     rows = read_synthesis([demo_rows])[:24]
     targets = choose_targets(rows)
@@ -344,10 +412,20 @@ def test_padded_padding_free_and_shared_prefix_training_take_the_same_steps(tmp_
     for layout in ("padded", "padding_free", "shared_prefix"):
         model, tokenizer = tiny_random_model(graphraft_home, seed=0)
         examples = [tokenize_example(tokenizer, l1_messages(r["question"]), targets[r["qid"]]) for r in rows]
-        settings = config(tmp_path, demo_rows, padding_free=layout == "padding_free",
-                          shared_prefix=layout == "shared_prefix")
-        trainer = make_trainer(settings, model, tokenizer, examples, examples[:8], tmp_path / layout,
-                               max_steps=3, eval_strategy="no", save_strategy="no")
+        settings = config(
+            tmp_path, demo_rows, padding_free=layout == "padding_free", shared_prefix=layout == "shared_prefix"
+        )
+        trainer = make_trainer(
+            settings,
+            model,
+            tokenizer,
+            examples,
+            examples[:8],
+            tmp_path / layout,
+            max_steps=3,
+            eval_strategy="no",
+            save_strategy="no",
+        )
         trainer.train()
         losses[layout] = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     assert len(losses["padded"]) == 3 and losses["padded"][-1] != losses["padded"][0]

@@ -40,15 +40,20 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
 
     A graph that does not exist (or was lost) is an error unless ``create`` (loading) says
     it is about to be written."""
-    common = dict(query_timeout_ms=settings.query_timeout_ms, batch_size=settings.load_batch_size,
-                  cache_dir=settings.home / "cache", connect_timeout_s=settings.connect_timeout_s,
-                  write_timeout_ms=settings.write_timeout_ms)
+    common = dict(
+        query_timeout_ms=settings.query_timeout_ms,
+        batch_size=settings.load_batch_size,
+        cache_dir=settings.home / "cache",
+        connect_timeout_s=settings.connect_timeout_s,
+        write_timeout_ms=settings.write_timeout_ms,
+    )
     if settings.uses_neo4j:
         from graphraft.graph.neo4j_store import Neo4jStore
 
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        return Neo4jStore(settings.neo4j_uri, settings.neo4j_username, password,
-                          database=settings.neo4j_database, **common)
+        return Neo4jStore(
+            settings.neo4j_uri, settings.neo4j_username, password, database=settings.neo4j_database, **common
+        )
     from graphraft.graph.falkor import FalkorDBStore
 
     name = graph or current_graph(settings)
@@ -67,4 +72,4 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
     return store
 
 
-__all__ = ["GraphStore", "EmbeddedServer", "open_store", "current_graph", "remember_graph"]
+__all__ = ["EmbeddedServer", "GraphStore", "current_graph", "open_store", "remember_graph"]

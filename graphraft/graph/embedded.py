@@ -23,6 +23,7 @@ same server.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -208,18 +209,21 @@ class EmbeddedServer:
                 if running is None and not self._lock_freed(within=10.0):
                     raise DatabaseUnavailableError(
                         f"a server holds {self.data_dir / SERVER_LOCK} but {self.state_path} does not say where; "
-                        "stop that process (see `ps`) and try again")
+                        "stop that process (see `ps`) and try again"
+                    )
                 if running is not None:
                     if self.requested_port and self.requested_port != running.port:
                         raise PortInUseError(
                             f"the embedded server for {self.data_dir} already runs on port {running.port} "
-                            f"(pid {running.pid}), not {self.requested_port}; stop it first (graphraft db stop)")
+                            f"(pid {running.pid}), not {self.requested_port}; stop it first (graphraft db stop)"
+                        )
                     return running, False
                 return self._launch(), True
         except Timeout:
             raise DatabaseUnavailableError(
                 f"another command has been starting or stopping the server in {self.data_dir} for "
-                f"{self._lock_wait:.0f}s; if none runs, remove {self.data_dir / START_LOCK}") from None
+                f"{self._lock_wait:.0f}s; if none runs, remove {self.data_dir / START_LOCK}"
+            ) from None
 
     def _launch(self) -> ServerInfo:
         server, module = _binaries()
@@ -234,16 +238,26 @@ class EmbeddedServer:
         has_log = (self.data_dir / AOF_DIR).is_dir()
         args = [
             str(server),
-            "--port", str(port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir),
-            "--dbfilename", DB_FILE,
-            "--save", "300 1 60 1000",
-            "--appendonly", "yes" if has_log else "no",
-            "--appenddirname", AOF_DIR,
-            "--appendfsync", "everysec",
-            "--logfile", str(self.log_path),
-            "--loadmodule", str(module),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir),
+            "--dbfilename",
+            DB_FILE,
+            "--save",
+            "300 1 60 1000",
+            "--appendonly",
+            "yes" if has_log else "no",
+            "--appenddirname",
+            AOF_DIR,
+            "--appendfsync",
+            "everysec",
+            "--logfile",
+            str(self.log_path),
+            "--loadmodule",
+            str(module),
         ]
         lock = (self.data_dir / SERVER_LOCK).open("a")
         try:
@@ -251,8 +265,13 @@ class EmbeddedServer:
             # start_new_session: the server outlives this command and ignores its Ctrl-C;
             # pass_fds: the server inherits the lock and holds it until it exits.
             proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True, cwd=self.data_dir, pass_fds=(lock.fileno(),),
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                cwd=self.data_dir,
+                pass_fds=(lock.fileno(),),
             )
         finally:
             lock.close()  # our copy; the server's keeps the lock
@@ -290,16 +309,20 @@ class EmbeddedServer:
             client.config_set("appendonly", "yes")
             while time.monotonic() < deadline:
                 info = client.info("persistence")
-                if (info.get("aof_enabled") and not info.get("aof_rewrite_in_progress")
-                        and not info.get("aof_rewrite_scheduled")):
+                if (
+                    info.get("aof_enabled")
+                    and not info.get("aof_rewrite_in_progress")
+                    and not info.get("aof_rewrite_scheduled")
+                ):
                     return
                 time.sleep(0.05)
         except redis.RedisError as exc:
             raise DatabaseUnavailableError(f"cannot switch on the append-only log of {self.data_dir}: {exc}") from None
         finally:
             client.close()
-        raise DatabaseUnavailableError(f"the append-only log of {self.data_dir} was not written in time "
-                                       f"(log: {self.log_path})")
+        raise DatabaseUnavailableError(
+            f"the append-only log of {self.data_dir} was not written in time (log: {self.log_path})"
+        )
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Stop the server after it saves a snapshot. Returns False if none was running."""
@@ -309,10 +332,8 @@ class EmbeddedServer:
                 if info is None:
                     return False
                 # SIGTERM makes redis fsync its log, save a snapshot and exit cleanly.
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(info.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
                 deadline = time.monotonic() + timeout
                 # the lock is free once the server and any snapshot child it forked are gone
                 while time.monotonic() < deadline and (_pid_alive(info.pid) or self._lock_held()):
@@ -326,7 +347,8 @@ class EmbeddedServer:
         except Timeout:
             raise DatabaseUnavailableError(
                 f"another command has been starting or stopping the server in {self.data_dir} for "
-                f"{self._lock_wait:.0f}s") from None
+                f"{self._lock_wait:.0f}s"
+            ) from None
 
     def _log_tail(self, lines: int = 3) -> str:
         try:
@@ -350,9 +372,11 @@ class GraphCatalog:
         return data if isinstance(data, dict) else {}
 
     def record(self, graph: str, nodes: int, relationships: int) -> None:
-        self._update(lambda graphs: graphs.__setitem__(graph, {
-            "nodes": nodes, "relationships": relationships,
-            "loaded_at": time.strftime("%Y-%m-%d %H:%M:%S")}))
+        self._update(
+            lambda graphs: graphs.__setitem__(
+                graph, {"nodes": nodes, "relationships": relationships, "loaded_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+            )
+        )
 
     def forget(self, graph: str) -> None:
         self._update(lambda graphs: graphs.pop(graph, None))

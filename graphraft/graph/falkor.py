@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Sequence
@@ -17,7 +18,6 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from graphraft.cypher_text import label_expression, quote_identifier
 from graphraft.errors import (
     DatabaseUnavailableError,
     GraphDataLostError,
@@ -27,6 +27,7 @@ from graphraft.errors import (
     QueryTimeoutError,
     ReadOnlyViolationError,
 )
+from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.embedded import GraphCatalog
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row
@@ -35,8 +36,10 @@ from graphraft.graph.store import GraphStore, Row
 def _plain(value: Any) -> Any:
     """FalkorDB result values as plain Python data."""
     if isinstance(value, Node):
-        return {"labels": list(value.labels or []), **{k: v for k, v in value.properties.items()
-                                                        if k != EMBEDDING_PROPERTY}}
+        return {
+            "labels": list(value.labels or []),
+            **{k: v for k, v in value.properties.items() if k != EMBEDDING_PROPERTY},
+        }
     if isinstance(value, Edge):
         return {"type": value.relation, **value.properties}
     if isinstance(value, GraphPath):
@@ -54,8 +57,16 @@ class FalkorDBStore(GraphStore):
     timeout plus a grace second or two, writes ``write_timeout_ms``, everything else
     ``connect_timeout_s``."""
 
-    def __init__(self, graph: str, host: str = "127.0.0.1", port: int = 6379, connect_timeout_s: float = 5.0,
-                 write_timeout_ms: int = 300_000, catalog: GraphCatalog | None = None, **kwargs):
+    def __init__(
+        self,
+        graph: str,
+        host: str = "127.0.0.1",
+        port: int = 6379,
+        connect_timeout_s: float = 5.0,
+        write_timeout_ms: int = 300_000,
+        catalog: GraphCatalog | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.graph_name = graph
         self.host, self.port = host, port
@@ -69,8 +80,9 @@ class FalkorDBStore(GraphStore):
         try:
             client.connection.ping()  # unreachable or stalled: fail now, not at the first query
         except RedisTimeoutError:
-            raise DatabaseUnavailableError(f"{self.description} did not answer within "
-                                           f"{self.connect_timeout_s:.0f}s (is the server stalled?)") from None
+            raise DatabaseUnavailableError(
+                f"{self.description} did not answer within {self.connect_timeout_s:.0f}s (is the server stalled?)"
+            ) from None
         except RedisError as exc:
             raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
 
@@ -80,12 +92,17 @@ class FalkorDBStore(GraphStore):
         if key not in self._clients:
             try:
                 # no retries: a timed-out call is reported, not silently sent again
-                self._clients[key] = FalkorDB(host=self.host, port=self.port, socket_timeout=key,
-                                              socket_connect_timeout=self.connect_timeout_s,
-                                              retry=Retry(NoBackoff(), 0))
+                self._clients[key] = FalkorDB(
+                    host=self.host,
+                    port=self.port,
+                    socket_timeout=key,
+                    socket_connect_timeout=self.connect_timeout_s,
+                    retry=Retry(NoBackoff(), 0),
+                )
             except RedisTimeoutError:
                 raise DatabaseUnavailableError(
-                    f"{self.description} did not answer within {key}s (is the server stalled?)") from None
+                    f"{self.description} did not answer within {key}s (is the server stalled?)"
+                ) from None
             except RedisError as exc:
                 raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
         return self._clients[key]
@@ -95,8 +112,10 @@ class FalkorDBStore(GraphStore):
 
     def _admin(self, *args):
         """A server command (not a query) under the connect limit."""
-        return self._call(lambda: self._client(self.connect_timeout_s).connection.execute_command(*args),
-                          self.connect_timeout_s * 1000)
+        return self._call(
+            lambda: self._client(self.connect_timeout_s).connection.execute_command(*args),
+            self.connect_timeout_s * 1000,
+        )
 
     # ------------------------------------------------------------------ execution
     def _call(self, thunk, limit_ms: float):
@@ -105,7 +124,8 @@ class FalkorDBStore(GraphStore):
         except RedisTimeoutError:
             # the server's own limit would have answered first: nothing came back at all
             raise DatabaseUnavailableError(
-                f"no answer from {self.description} within {limit_ms / 1000:.0f}s (is the server stalled?)") from None
+                f"no answer from {self.description} within {limit_ms / 1000:.0f}s (is the server stalled?)"
+            ) from None
         except RedisConnectionError as exc:
             raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
 
@@ -115,9 +135,7 @@ class FalkorDBStore(GraphStore):
         except ResponseError as exc:
             message = str(exc)
             if "timed out" in message.lower():
-                raise QueryTimeoutError(
-                    f"query exceeded its {timeout_ms} ms limit on {self.description}"
-                ) from None
+                raise QueryTimeoutError(f"query exceeded its {timeout_ms} ms limit on {self.description}") from None
             if "empty key" in message.lower():
                 raise self._not_found() from None
             if "unique constraint violation" in message.lower():
@@ -126,9 +144,7 @@ class FalkorDBStore(GraphStore):
                     "(reload with --replace to start over)"
                 ) from None
             if "read-only" in message.lower() or "RO_QUERY" in message:
-                raise ReadOnlyViolationError(
-                    f"refused a write on the read-only path of {self.description}"
-                ) from None
+                raise ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}") from None
             raise QueryError(f"{self.description} rejected the query: {message}") from None
 
     def _not_found(self) -> GraphRAFTError:
@@ -138,12 +154,14 @@ class FalkorDBStore(GraphStore):
             return GraphDataLostError(
                 f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
                 f"({known.get('nodes', 0):,} nodes) but {self.description.split(', graph')[0]} no longer has it: "
-                f"its data was lost (server log: {self.catalog.path.parent / 'falkordb.log'}); load it again")
+                f"its data was lost (server log: {self.catalog.path.parent / 'falkordb.log'}); load it again"
+            )
         others = sorted(self.graphs())
         listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
         return GraphNotFoundError(
             f"graph '{self.graph_name}' does not exist on FalkorDB at {self.host}:{self.port} ({listed}); "
-            "load one with `graphraft load demo|metaqa|files`")
+            "load one with `graphraft load demo|metaqa|files`"
+        )
 
     def require_graph(self) -> None:
         """Raise unless the graph exists with at least the nodes and relationships last loaded."""
@@ -156,7 +174,8 @@ class FalkorDBStore(GraphStore):
                 raise GraphDataLostError(
                     f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
                     f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
-                    "part of it was lost; load it again")
+                    "part of it was lost; load it again"
+                )
 
     def graphs(self) -> list[str]:
         return self._call(lambda: self._client(self.connect_timeout_s).list_graphs(), self.connect_timeout_s * 1000)
@@ -177,8 +196,10 @@ class FalkorDBStore(GraphStore):
         graph = self._graph(self.write_timeout_ms / 1000)
         result = self._run(graph.query, query, params, None, self.write_timeout_ms)
         stats = WriteStats(
-            nodes_created=int(result.nodes_created), relationships_created=int(result.relationships_created),
-            properties_set=int(result.properties_set), labels_added=int(result.labels_added),
+            nodes_created=int(result.nodes_created),
+            relationships_created=int(result.relationships_created),
+            properties_set=int(result.properties_set),
+            labels_added=int(result.labels_added),
         )
         return self._rows(result), stats
 
@@ -202,8 +223,9 @@ class FalkorDBStore(GraphStore):
     def _create_unique_id_constraint(self) -> None:
         """Ids are unique across the graph (invariant 2); FalkorDB builds the constraint async."""
         try:
-            self._admin("GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", ENTITY_LABEL,
-                        "PROPERTIES", "1", "id")
+            self._admin(
+                "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", ENTITY_LABEL, "PROPERTIES", "1", "id"
+            )
         except ResponseError as exc:
             if "already exists" not in str(exc).lower():
                 raise QueryError(f"cannot create the unique id constraint on {self.description}: {exc}") from None
@@ -221,8 +243,9 @@ class FalkorDBStore(GraphStore):
         if not self._graph_exists():
             return False
         rows = self.read("CALL db.indexes() YIELD label, properties, types RETURN label, properties, types")
-        return any(row["label"] == ENTITY_LABEL and "VECTOR" in (row["types"].get(EMBEDDING_PROPERTY) or [])
-                   for row in rows)
+        return any(
+            row["label"] == ENTITY_LABEL and "VECTOR" in (row["types"].get(EMBEDDING_PROPERTY) or []) for row in rows
+        )
 
     def _ensure_vector_index(self, dimension: int) -> None:
         if self.has_vector_index():
@@ -233,8 +256,10 @@ class FalkorDBStore(GraphStore):
         )
 
     def _set_embeddings_query(self) -> str:
-        return (f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
-                f"SET n.{EMBEDDING_PROPERTY} = vecf32(row.vector)")
+        return (
+            f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
+            f"SET n.{EMBEDDING_PROPERTY} = vecf32(row.vector)"
+        )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
         rows = self.read(
@@ -243,9 +268,13 @@ class FalkorDBStore(GraphStore):
             {"k": int(k), "v": [float(x) for x in vector]},
         )
         # FalkorDB reports cosine *distance*; callers get similarity.
-        return [({"id": r["id"], "name": r["name"],
-                  "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]}, 1.0 - float(r["score"]))
-                for r in rows]
+        return [
+            (
+                {"id": r["id"], "name": r["name"], "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]},
+                1.0 - float(r["score"]),
+            )
+            for r in rows
+        ]
 
     # ------------------------------------------------------------------ admin
     def _graph_exists(self) -> bool:
@@ -279,13 +308,12 @@ class FalkorDBStore(GraphStore):
     def schema(self, refresh: bool = False):
         if not self._graph_exists():
             from graphraft.graph.schema import GraphSchema
+
             return GraphSchema(labels={}, relationship_types={}, patterns=[])
         return super().schema(refresh)
 
     def close(self) -> None:
         for client in self._clients.values():
-            try:
+            with contextlib.suppress(RedisError):
                 client.connection.close()
-            except RedisError:
-                pass
         self._clients.clear()

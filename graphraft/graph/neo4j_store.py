@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import (AuthError, ClientError, Neo4jError, ServiceUnavailable)
-from neo4j.graph import Node, Path as GraphPath, Relationship
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+from neo4j.graph import Node, Relationship
+from neo4j.graph import Path as GraphPath
 
-from graphraft.cypher_text import label_expression, quote_identifier
-from graphraft.errors import (DatabaseUnavailableError, QueryError, QueryTimeoutError,
-                              ReadOnlyViolationError)
+from graphraft.errors import DatabaseUnavailableError, QueryError, QueryTimeoutError, ReadOnlyViolationError
+from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row
 
@@ -37,8 +37,16 @@ class Neo4jStore(GraphStore):
     timeout; the driver's connect, pool-acquisition and send limits are set; waiting for a
     reply is limited by the server's ``connection.recv_timeout_seconds`` hint."""
 
-    def __init__(self, uri: str, username: str, password: str | None, database: str | None = None,
-                 connect_timeout_s: float = 5.0, write_timeout_ms: int = 300_000, **kwargs):
+    def __init__(
+        self,
+        uri: str,
+        username: str,
+        password: str | None,
+        database: str | None = None,
+        connect_timeout_s: float = 5.0,
+        write_timeout_ms: int = 300_000,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.database = database
         self.write_timeout_ms = write_timeout_ms
@@ -46,9 +54,12 @@ class Neo4jStore(GraphStore):
         self.identity = self.description
         try:
             self._driver = neo4j.GraphDatabase.driver(
-                uri, auth=(username, password or ""), connection_timeout=connect_timeout_s,
+                uri,
+                auth=(username, password or ""),
+                connection_timeout=connect_timeout_s,
                 connection_acquisition_timeout=connect_timeout_s * 2,
-                connection_write_timeout=max(30.0, connect_timeout_s))
+                connection_write_timeout=max(30.0, connect_timeout_s),
+            )
             self._driver.verify_connectivity()
         except AuthError as exc:
             raise DatabaseUnavailableError(f"{self.description} refused the credentials: {exc.message}") from None
@@ -95,21 +106,32 @@ class Neo4jStore(GraphStore):
             raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
         except Neo4jError as exc:
             raise self._translate(exc, self.write_timeout_ms) from None
-        stats = WriteStats(nodes_created=c.nodes_created, relationships_created=c.relationships_created,
-                           properties_set=c.properties_set, labels_added=c.labels_added)
+        stats = WriteStats(
+            nodes_created=c.nodes_created,
+            relationships_created=c.relationships_created,
+            properties_set=c.properties_set,
+            labels_added=c.labels_added,
+        )
         return records, stats
 
     def _existing_indexes(self) -> set[tuple[str, str]]:
-        rows = self.read("SHOW INDEXES YIELD type, labelsOrTypes, properties, entityType "
-                         "WHERE entityType = 'NODE' RETURN type, labelsOrTypes, properties")
-        return {(row["labelsOrTypes"][0], row["properties"][0]) for row in rows
-                if row["labelsOrTypes"] and row["properties"] and row["type"] == "RANGE"}
+        rows = self.read(
+            "SHOW INDEXES YIELD type, labelsOrTypes, properties, entityType "
+            "WHERE entityType = 'NODE' RETURN type, labelsOrTypes, properties"
+        )
+        return {
+            (row["labelsOrTypes"][0], row["properties"][0])
+            for row in rows
+            if row["labelsOrTypes"] and row["properties"] and row["type"] == "RANGE"
+        }
 
     def _create_index(self, label: str, prop: str) -> None:
         if label == ENTITY_LABEL and prop == "id":
             # Unique ids are an invariant; the constraint also provides the index.
-            self.write(f"CREATE CONSTRAINT graphraft_entity_id IF NOT EXISTS FOR (n{label_expression((label,))}) "
-                       "REQUIRE n.id IS UNIQUE")
+            self.write(
+                f"CREATE CONSTRAINT graphraft_entity_id IF NOT EXISTS FOR (n{label_expression((label,))}) "
+                "REQUIRE n.id IS UNIQUE"
+            )
             return
         self.write(f"CREATE INDEX IF NOT EXISTS FOR (n:{quote_identifier(label)}) ON (n.{quote_identifier(prop)})")
 
@@ -122,12 +144,18 @@ class Neo4jStore(GraphStore):
         self.write("CALL db.awaitIndexes(300)")
 
     def has_vector_index(self) -> bool:
-        return bool(self.read("SHOW INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN name",
-                              {"name": VECTOR_INDEX}))
+        return bool(
+            self.read(
+                "SHOW INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN name",
+                {"name": VECTOR_INDEX},
+            )
+        )
 
     def _set_embeddings_query(self) -> str:
-        return (f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
-                f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)")
+        return (
+            f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
+            f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)"
+        )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
         rows = self.read(
@@ -136,14 +164,20 @@ class Neo4jStore(GraphStore):
             {"k": int(k), "v": [float(x) for x in vector]},
         )
         # Neo4j reports (1 + cosine) / 2; callers get cosine similarity.
-        return [({"id": r["id"], "name": r["name"],
-                  "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]}, 2.0 * float(r["score"]) - 1.0)
-                for r in rows]
+        return [
+            (
+                {"id": r["id"], "name": r["name"], "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]},
+                2.0 * float(r["score"]) - 1.0,
+            )
+            for r in rows
+        ]
 
     def clear(self) -> None:
         # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.
-        query = neo4j.Query("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
-                            timeout=self.write_timeout_ms / 1000)
+        query = neo4j.Query(
+            "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
+            timeout=self.write_timeout_ms / 1000,
+        )
         try:
             with self._driver.session(database=self.database) as session:
                 session.run(query).consume()

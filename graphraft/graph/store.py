@@ -18,9 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from graphraft.cypher_text import label_expression, quote_identifier
-from graphraft.graph.records import (EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY,
-                                     LoadReport, NodeRecord, RelationshipRecord, WriteStats)
+from graphraft.graph.cypher_text import label_expression, quote_identifier
+from graphraft.graph.records import (
+    EMBEDDING_PROPERTY,
+    ENTITY_LABEL,
+    NAME_KEY_PROPERTY,
+    LoadReport,
+    NodeRecord,
+    RelationshipRecord,
+    WriteStats,
+)
 from graphraft.graph.schema import GraphSchema, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
@@ -43,8 +50,7 @@ class GraphStore(ABC):
     #: what synthesis files and caches are keyed on.
     identity: str = "graph store"
 
-    def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000,
-                 cache_dir: Path | None = None):
+    def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000, cache_dir: Path | None = None):
         self.query_timeout_ms = query_timeout_ms
         self.batch_size = batch_size
         self.cache_dir = cache_dir
@@ -87,14 +93,14 @@ class GraphStore(ABC):
     def clear(self) -> None:
         """Delete the whole graph (tests and `graphraft load --replace`)."""
 
-    def sync(self) -> None:
+    def sync(self) -> None:  # noqa: B027 - a hook: nothing to do unless a backend says so
         """Make every write so far durable before a load reports it done (a backend whose
         commits are durable, like Neo4j, has nothing to do)."""
 
-    def require_graph(self) -> None:
+    def require_graph(self) -> None:  # noqa: B027 - a hook, as above
         """Raise GraphNotFoundError (or GraphDataLostError) unless the graph exists."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook, as above
         pass
 
     def __enter__(self) -> GraphStore:
@@ -114,8 +120,9 @@ class GraphStore(ABC):
             if (label, prop) not in existing:
                 self._create_index(label, prop)
 
-    def load_nodes(self, nodes: Iterable[NodeRecord], progress: Progress | None = None,
-                   total: int | None = None) -> LoadReport:
+    def load_nodes(
+        self, nodes: Iterable[NodeRecord], progress: Progress | None = None, total: int | None = None
+    ) -> LoadReport:
         """MERGE nodes by id (idempotent); adds the entity label and ``name_norm``."""
         progress = progress or SilentProgress()
         report = LoadReport()
@@ -149,8 +156,9 @@ class GraphStore(ABC):
         self.invalidate_schema()
         return report
 
-    def load_relationships(self, relationships: Iterable[RelationshipRecord],
-                           progress: Progress | None = None, total: int | None = None) -> LoadReport:
+    def load_relationships(
+        self, relationships: Iterable[RelationshipRecord], progress: Progress | None = None, total: int | None = None
+    ) -> LoadReport:
         """MERGE relationships between nodes found by id (idempotent).
 
         Rows whose source or target is not in the graph are counted in ``missing_endpoints``."""
@@ -193,8 +201,10 @@ class GraphStore(ABC):
         self._ensure_vector_index(len(rows[0][1]))
         # Six decimals keep float32 cosine exact enough and halve the parameter text to send.
         vectors = np.round(np.asarray([vec for _, vec in rows], dtype=np.float64), 6).tolist()
-        self.write(self._set_embeddings_query(),
-                   {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]})
+        self.write(
+            self._set_embeddings_query(),
+            {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]},
+        )
 
     def nearest_names(self, vector: Sequence[float], k: int = 5) -> list[tuple[Row, float]]:
         """Nodes whose name embedding is closest to ``vector``: ({id, name, labels}, cosine)."""
@@ -226,7 +236,8 @@ class GraphStore(ABC):
         rows = self.read(
             f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
             "RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties",
-            {"ids": list(ids)}, timeout_ms=timeout_ms,
+            {"ids": list(ids)},
+            timeout_ms=timeout_ms,
         )
         for row in rows:
             row["labels"] = [lab for lab in row["labels"] if lab != ENTITY_LABEL]
@@ -261,10 +272,13 @@ class GraphStore(ABC):
             except ValueError:
                 cache_file.unlink(missing_ok=True)
         long = max(self.query_timeout_ms, 600_000)
-        labels = sorted(r["label"] for r in self.read("CALL db.labels() YIELD label RETURN label")
-                        if r["label"] != ENTITY_LABEL)
-        types = sorted(r["relationshipType"] for r in
-                       self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"))
+        labels = sorted(
+            r["label"] for r in self.read("CALL db.labels() YIELD label RETURN label") if r["label"] != ENTITY_LABEL
+        )
+        types = sorted(
+            r["relationshipType"]
+            for r in self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType")
+        )
         label_counts = {
             label: self.read(f"MATCH (n:{quote_identifier(label)}) RETURN count(n) AS c", timeout_ms=long)[0]["c"]
             for label in labels
@@ -281,13 +295,19 @@ class GraphStore(ABC):
                 timeout_ms=long,
             )
             for row in rows:
-                patterns.append(SchemaPattern(
-                    source=_primary_label(row["source"]), type=t,
-                    target=_primary_label(row["target"]), count=row["c"],
-                ))
+                patterns.append(
+                    SchemaPattern(
+                        source=_primary_label(row["source"]),
+                        type=t,
+                        target=_primary_label(row["target"]),
+                        count=row["c"],
+                    )
+                )
         patterns.sort(key=lambda p: (p.type, p.source, p.target))
         self._schema = GraphSchema(
-            labels=label_counts, relationship_types=type_counts, patterns=patterns,
+            labels=label_counts,
+            relationship_types=type_counts,
+            patterns=patterns,
             seconds=time.perf_counter() - started,
         )
         if cache_file is not None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from graphraft.embeddings import Embedder, embed_missing_names
+from graphraft.graph.embeddings import Embedder, embed_missing_names
 from graphraft.graph.records import LoadReport, NodeRecord, RelationshipRecord
 from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress
 
 
-def load_graph(store: GraphStore, nodes: Iterable[NodeRecord], relationships: Iterable[RelationshipRecord],
-               embedder: Embedder | None = None, progress: Progress | None = None) -> LoadReport:
+def load_graph(
+    store: GraphStore,
+    nodes: Iterable[NodeRecord],
+    relationships: Iterable[RelationshipRecord],
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> LoadReport:
     """Idempotent load: MERGE nodes, then relationships, then embed names not yet embedded."""
     started = time.perf_counter()
     nodes, relationships = list(nodes), list(relationships)

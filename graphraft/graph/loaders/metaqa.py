@@ -92,8 +92,13 @@ def split_of(question: str, validation_fraction: float = 0.1) -> str:
     return "validation" if digest < validation_fraction * 0x1_0000_0000 else "train"
 
 
-def read_questions(root: Path, hops: tuple[int, ...] = HOPS, variant: str = "vanilla",
-                   split: str | None = None, validation_fraction: float = 0.1) -> Iterator[QAItem]:
+def read_questions(
+    root: Path,
+    hops: tuple[int, ...] = HOPS,
+    variant: str = "vanilla",
+    split: str | None = None,
+    validation_fraction: float = 0.1,
+) -> Iterator[QAItem]:
     """MetaQA dev questions: question, [mention], answers, hops, type, and the split."""
     for hop in hops:
         qa_path = root / f"{hop}-hop" / variant / "qa_dev.txt"
@@ -112,9 +117,13 @@ def read_questions(root: Path, hops: tuple[int, ...] = HOPS, variant: str = "van
             if split is not None and item_split != split:
                 continue
             yield QAItem(
-                qid=f"metaqa-{hop}hop-{variant}-{number}", question=question.strip(),
+                qid=f"metaqa-{hop}hop-{variant}-{number}",
+                question=question.strip(),
                 mention=found.group(1).strip() if found else None,
-                answers=tuple(a.strip() for a in answers.split("|") if a.strip()), hops=hop,
+                answers=tuple(a.strip() for a in answers.split("|") if a.strip()),
+                hops=hop,
                 qtype=qtypes[number - 1].strip() if number - 1 < len(qtypes) else None,
-                split=item_split, line=number, source=str(qa_path),
+                split=item_split,
+                line=number,
+                source=str(qa_path),
             )

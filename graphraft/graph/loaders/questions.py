@@ -53,8 +53,15 @@ def read_question_file(path: Path, split: str | None = None, validation_fraction
         if split is not None and item_split != split:
             continue
         found = _MENTION.search(question)
-        yield QAItem(qid=f"{path.stem}-{number}", question=question,
-                     mention=found.group(1).strip() if found else None,
-                     answers=tuple(a.strip() for a in answers if a.strip()),
-                     hops=int(hops) if hops is not None else 0, qtype=qtype, split=item_split,
-                     line=number, source=str(path), extra=extra)
+        yield QAItem(
+            qid=f"{path.stem}-{number}",
+            question=question,
+            mention=found.group(1).strip() if found else None,
+            answers=tuple(a.strip() for a in answers if a.strip()),
+            hops=int(hops) if hops is not None else 0,
+            qtype=qtype,
+            split=item_split,
+            line=number,
+            source=str(path),
+            extra=extra,
+        )

@@ -1,0 +1,112 @@
+"""`graphraft eval`: score GraphRAFT and the baselines on a question set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphraft.cli.synthesize import (
+    DatasetOption,
+    GraphOption,
+    HopsOption,
+    LimitOption,
+    MetaqaPathOption,
+    QuestionsOption,
+    SplitOption,
+)
+from graphraft.errors import ConfigurationError, InputFileError
+from graphraft.graph.loaders.question_sets import Split, graph_for, load_items, parse_hops, question_set_name
+
+
+def eval_command(
+    dataset: DatasetOption = None,
+    questions: QuestionsOption = None,
+    metaqa_path: MetaqaPathOption = None,
+    split: SplitOption = Split.validation,
+    hops: HopsOption = None,
+    limit: LimitOption = None,
+    graph: GraphOption = None,
+    methods: Annotated[
+        str, typer.Option(help="Comma-separated: graphraft, no-l2, free, vector, base.")
+    ] = "graphraft,no-l2,free,vector,base",
+    l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
+    l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
+    beams: Annotated[
+        Optional[int], typer.Option(min=1, help="Queries L1 writes (default: as many as the L2 adapter reads, else 5).")
+    ] = None,
+    output: Annotated[Optional[Path], typer.Option(help="Report folder (default outputs/eval/NAME-SPLIT).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Run GraphRAFT and the baselines on the same questions; write report.md, report.json and
+    metrics.png with Hit@1, Hit@5, Recall@20, MRR and P/R/F1 per hop, latency and failures."""
+    from rich.console import Console
+
+    from graphraft.config import load_settings
+    from graphraft.evaluation.runner import METHODS, evaluate, variants, write_report
+    from graphraft.graph.embeddings import make_embedder
+    from graphraft.inference.pipeline import GraphRAFT
+
+    chosen = [m.strip() for m in methods.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown or not chosen:
+        raise InputFileError(
+            f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}"
+        )
+    items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit)
+    if not items:
+        raise InputFileError("no questions to evaluate (check --split, --hops and the file)")
+    settings = load_settings(base_model=model, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
+    if "graphraft" in chosen and not settings.l2_adapter:
+        raise ConfigurationError(
+            "the graphraft method needs an L2 adapter: pass --l2-adapter (or drop it from --methods)"
+        )
+    if {"graphraft", "no-l2", "free"} & set(chosen) and not settings.l1_adapter:
+        raise ConfigurationError("graphraft, no-l2 and free need an L1 adapter: pass --l1-adapter")
+    graph_name = graph_for(graph, dataset, questions, settings)
+    name = f"{question_set_name(dataset, questions)}-{split.value}"
+    folder = output or Path("outputs") / "eval" / name
+    console = Console(stderr=True)
+    pipeline = GraphRAFT(settings, graph=graph_name, num_beams=beams)
+    try:
+        free, base = variants(pipeline)
+        embedder = make_embedder(settings) if "vector" in chosen else None
+        if "vector" in chosen and embedder is None:
+            raise ConfigurationError("the vector method needs an embedder (GRAPHRAFT_EMBEDDER=local or openai)")
+
+        def progress(done, total):
+            if done == total or done % 10 == 0:
+                console.print(f"evaluated {done}/{total} questions")
+
+        report = evaluate(
+            items,
+            pipeline,
+            chosen,
+            base_pipeline=base,
+            free_pipeline=free,
+            embedder=embedder,
+            title=f"{name} on graph {graph_name}",
+            progress=progress,
+        )
+    finally:
+        pipeline.close()
+    report.settings = {
+        "graph": graph_name,
+        "split": split.value,
+        "hops": hops or "all",
+        "limit_per_hop": limit,
+        "beams": pipeline.num_beams,
+        "base_model": settings.base_model,
+        "l1_adapter": str(settings.l1_adapter) if settings.l1_adapter else None,
+        "l2_adapter": str(settings.l2_adapter) if settings.l2_adapter else None,
+    }
+    paths = write_report(report, folder)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    for method, metrics in report.table().items():
+        console.print(f"{method:<10} " + "  ".join(f"{k} {v * 100:5.1f}" for k, v in metrics.items()))
+    console.print(f"report: {paths['markdown']} (plot {paths['plot'].name}, data {paths['json'].name})")

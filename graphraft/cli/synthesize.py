@@ -1,0 +1,136 @@
+"""`python -m graphraft.synthesize` and `graphraft synthesize`: the same command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphraft.cli.common import run_guarded
+from graphraft.errors import InputFileError
+from graphraft.graph.loaders.question_sets import Dataset, Split, graph_for, load_items, parse_hops, question_set_name
+
+# The question-set options `synthesize` and `eval` share.
+DatasetOption = Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")]
+QuestionsOption = Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")]
+MetaqaPathOption = Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")]
+SplitOption = Annotated[Split, typer.Option(help="Which part of the deterministic split.")]
+HopsOption = Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")]
+LimitOption = Annotated[Optional[int], typer.Option(min=1, help="At most N questions per hop (a stable sample).")]
+GraphOption = Annotated[
+    Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")
+]
+
+
+def synthesize_command(
+    dataset: DatasetOption = None,
+    questions: QuestionsOption = None,
+    metaqa_path: MetaqaPathOption = None,
+    split: SplitOption = Split.all,
+    hops: HopsOption = None,
+    limit: LimitOption = None,
+    graph: GraphOption = None,
+    output: Annotated[
+        Optional[Path], typer.Option(help="JSONL to append to (default outputs/synthesis/NAME-SPLIT.jsonl).")
+    ] = None,
+    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest pattern to enumerate.")] = 3,
+    bridges: Annotated[bool, typer.Option("--bridges/--no-bridges", help="Also join pairs of anchors.")] = True,
+    fanout_cap: Annotated[
+        int, typer.Option(min=1, help="Do not expand nodes with more relationships than this.")
+    ] = 500,
+    timeout_ms: Annotated[int, typer.Option(min=1, help="Time limit per enumeration query.")] = 10_000,
+    min_recall: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Keep a question only if its best query reaches this recall.")
+    ] = 1.0,
+    min_precision: Annotated[float, typer.Option(min=0.0, max=1.0, help="... and this precision.")] = 0.0,
+    alternatives: Annotated[int, typer.Option(min=0, help="Next-best queries kept per question.")] = 3,
+    all_hops: Annotated[
+        bool,
+        typer.Option(
+            "--all-hops",
+            help="Enumerate every hop length even after an exact pattern (deeper ties become alternatives, "
+            "so targets can follow the question's wording).",
+        ),
+    ] = False,
+    workers: Annotated[int, typer.Option(min=1, help="Questions worked on in parallel.")] = 2,
+    overwrite: Annotated[bool, typer.Option(help="Start the output again instead of resuming it.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Turn question/answer pairs into ranked (question, Cypher) training pairs.
+
+    Rows are appended as they are made; running the same command again resumes and skips
+    the questions already done."""
+    from rich.console import Console
+
+    from graphraft.cli.common import RichProgress
+    from graphraft.config import load_settings
+    from graphraft.graph import open_store
+    from graphraft.graph.embeddings import make_embedder
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import make_extractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
+
+    hop_list = parse_hops(hops)
+    items = load_items(dataset, questions, metaqa_path, split, hop_list, limit)
+    settings = load_settings(extractor=extractor)
+    graph_name = graph_for(graph, dataset, questions, settings)
+    name = question_set_name(dataset, questions)
+    output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
+    config = SynthesisConfig(
+        max_hops=max_hops,
+        bridges=bridges,
+        fanout_cap=fanout_cap,
+        timeout_ms=timeout_ms,
+        min_recall=min_recall,
+        min_precision=min_precision,
+        alternatives=alternatives,
+        all_hops=all_hops,
+        workers=workers,
+    )
+    console = Console(stderr=True)
+    with open_store(settings, graph_name) as store:
+        if store.count_nodes() == 0:
+            raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
+        resolver = EntityResolver(
+            store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates
+        )
+        synthesizer = Synthesizer(
+            make_extractor(settings.extractor, store, settings),
+            resolver,
+            PatternEnumerator(store, fanout_cap, timeout_ms),
+            config,
+        )
+        meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
+        summary = run_synthesis(synthesizer, items, output, meta, overwrite=overwrite, progress=RichProgress())
+    report = summary.to_dict()
+    output.with_suffix(output.suffix + ".summary.json").write_text(json.dumps(report, indent=2))
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    console.print(f"[bold]synthesis[/] -> {output}")
+    console.print(
+        f"questions: {report['questions']:,} ({report['already_done']:,} already done, "
+        f"{report['written']:,} written in {report['seconds']:.1f}s, "
+        f"{report['questions_per_second']:.1f}/s); kept {report['kept']:,}"
+    )
+    for hop, figures in report["recall1_by_hop"].items():
+        console.print(
+            f"  {hop}-hop: recall-1 query for {figures['recall1']:,}/{figures['questions']:,} "
+            f"({figures['percent']:.2f}%)"
+        )
+    for reason, count in sorted(report["dropped"].items(), key=lambda kv: -kv[1]):
+        console.print(f"  dropped {count:,}: {reason}")
+    console.print(
+        f"  questions with a query timeout: {report['questions_with_timeouts']:,}; "
+        f"with hub nodes not expanded (cap {fanout_cap}): {report['questions_with_hubs_skipped']:,}"
+    )
+
+
+def main() -> None:
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command(help=synthesize_command.__doc__)(synthesize_command)
+    run_guarded(app)

@@ -1,0 +1,72 @@
+"""`python -m graphraft.train` and `graphraft train`: the same command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+
+from graphraft.cli.common import run_guarded
+from graphraft.config import load_settings
+from graphraft.errors import InputFileError
+from graphraft.training.config import TrainConfig
+from graphraft.training.trainer import train
+
+
+def train_cli(
+    task: Annotated[str, typer.Argument(help="l1 (question -> Cypher) or l2 (answer selection).")],
+    config: Annotated[Path, typer.Option("--config", help="A YAML file from training/.")],
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
+    epochs: Annotated[Optional[float], typer.Option(help="Override the config's epochs.")] = None,
+    max_train_examples: Annotated[Optional[int], typer.Option(help="Override the training sample size.")] = None,
+    output_dir: Annotated[Optional[Path], typer.Option(help="Override where checkpoints and the adapter go.")] = None,
+) -> None:
+    """Fine-tune L1 or L2 with LoRA (TRL SFTTrainer) on synthesized data; saves an adapter with metadata."""
+    train_command(
+        task,
+        config,
+        resume=resume,
+        overrides={"epochs": epochs, "max_train_examples": max_train_examples, "output_dir": output_dir},
+    )
+
+
+def train_command(
+    task: str,
+    config_path: Path | None = None,
+    resume: bool = False,
+    overrides: dict | None = None,
+    config: TrainConfig | None = None,
+) -> dict[str, Any]:
+    console = Console(stderr=True)
+    if task not in ("l1", "l2"):
+        raise InputFileError(f"unknown task {task!r}: choose l1 or l2")
+    if config is None:
+        config = TrainConfig.from_yaml(config_path, task=task, **(overrides or {}))
+    settings = load_settings(graph=config.graph)
+
+    def report(entry):
+        if "note" in entry:
+            console.print(entry["note"])
+        elif "step" in entry:
+            console.print(f"step {entry['step']}/{entry['of']}: loss {entry['loss']:.4f}")
+        else:  # an epoch's scores, once (summary.json keeps them)
+            console.print(", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in entry.items()))
+
+    summary = train(config, settings, resume=resume, progress_callback=report)
+    loss = (
+        f"loss {summary['first_loss']:.4f} -> {summary['last_loss']:.4f}, " if summary["first_loss"] is not None else ""
+    )
+    console.print(
+        f"[bold]{task} trained[/]: {summary['train_examples']:,} examples, {summary['steps']} steps, "
+        f"{loss}{summary['train_runtime_s']:.0f}s training, {summary['total_s']:.0f}s in all"
+    )
+    console.print(f"adapter: {summary['adapter']}")
+    return summary
+
+
+def main() -> None:
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command(help=train_cli.__doc__)(train_cli)
+    run_guarded(app)

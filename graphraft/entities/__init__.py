@@ -1,1 +1,0 @@
-"""Entity extraction (L0) and resolution of mentions to node ids."""

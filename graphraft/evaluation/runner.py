@@ -1,0 +1,341 @@
+"""`graphraft eval`: the full pipeline and four baselines on the same questions, scored with
+the STaRK metrics per hop, with latency, a failure breakdown, a report and a plot.
+
+Methods (one table):
+- graphraft     L1 (adapter) under the constraint, then L2 picks the answers
+- no-l2         the same queries; the answers are every retrieved node in query-score order
+- free          L1 without the constraint: queries run as written (failures counted)
+- vector        the nodes whose name embedding is nearest the question's, no query at all
+- base          the base model under the constraint, no fine-tuning (paper, Table 2, last row)
+
+Answers are compared by node id when the questions give ids, else by normalised name (as
+MetaQA does)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import quantiles
+from typing import Any
+
+from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
+from graphraft.text import normalize_name
+
+METHODS = ("graphraft", "no-l2", "free", "vector", "base")
+METHOD_TITLES = {
+    "graphraft": "GraphRAFT (L1 constrained + L2)",
+    "no-l2": "without L2 (retrieved nodes in query order)",
+    "free": "L1 without the constraint (free generation)",
+    "vector": "vector similarity of nodes to the question",
+    "base": "base model under the constraint, no fine-tuning",
+}
+FAILURES = (
+    "correct",
+    "no anchor",
+    "no valid candidate",
+    "query failed to run",
+    "wrong query chosen",
+    "right query, wrong answer ranking",
+)
+
+
+@dataclass
+class Outcome:
+    """One method on one question."""
+
+    qid: str
+    hops: int
+    method: str
+    scores: QuestionScores
+    seconds: float
+    failure: str
+    top_query: str | None = None
+    failed_queries: int = 0
+    queries: int = 0
+
+
+@dataclass
+class EvalReport:
+    title: str
+    questions: int
+    methods: list[str]
+    outcomes: list[Outcome] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, hops: int | None = None) -> dict[str, dict[str, float]]:
+        """method -> averaged metrics (all hops, or one)."""
+        out = {}
+        for method in self.methods:
+            chosen = [o.scores for o in self.outcomes if o.method == method and (hops is None or o.hops == hops)]
+            out[method] = average(chosen)
+        return out
+
+    def hops(self) -> list[int]:
+        return sorted({o.hops for o in self.outcomes})
+
+    def latency(self, method: str) -> dict[str, float]:
+        seconds = sorted(o.seconds for o in self.outcomes if o.method == method)
+        if not seconds:
+            return {"p50": 0.0, "p95": 0.0}
+        if len(seconds) == 1:
+            return {"p50": seconds[0], "p95": seconds[0]}
+        cuts = quantiles(seconds, n=100, method="inclusive")
+        return {"p50": cuts[49], "p95": cuts[94]}
+
+    def failures(self, method: str) -> dict[str, int]:
+        counts = Counter(o.failure for o in self.outcomes if o.method == method)
+        return {name: counts.get(name, 0) for name in FAILURES}
+
+    def failed_query_share(self, method: str) -> float:
+        runs = [o for o in self.outcomes if o.method == method]
+        total = sum(o.queries for o in runs)
+        return sum(o.failed_queries for o in runs) / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "questions": self.questions,
+            "methods": self.methods,
+            "settings": self.settings,
+            "overall": self.table(),
+            "by_hop": {str(h): self.table(h) for h in self.hops()},
+            "latency_s": {m: self.latency(m) for m in self.methods},
+            "failures": {m: self.failures(m) for m in self.methods},
+            "failed_query_share": {m: self.failed_query_share(m) for m in self.methods},
+        }
+
+
+# ---------------------------------------------------------------------------------- scoring
+def answer_keys(item) -> tuple[set[str], Callable[[dict], str]]:
+    """The gold answers and how a predicted node is compared with them: by id when the
+    questions carry ids, else by normalised name."""
+    ids = item.extra.get("answer_ids") if item.extra else None
+    if ids:
+        return set(ids), lambda node: node["id"]
+    return {normalize_name(a) for a in item.answers}, lambda node: normalize_name(str(node["name"]))
+
+
+def classify(answer, scores: QuestionScores, gold: set[str], key) -> str:
+    """Why a question was missed (first reason that applies), or 'correct' (Hit@1 = 1)."""
+    if scores.hit_at_1 == 1.0:
+        return "correct"
+    if not answer.anchors:
+        return "no anchor"
+    if not answer.candidates:
+        return "no valid candidate"
+    if answer.queries and all(q.error for q in answer.queries):
+        return "query failed to run"
+    if not any(key(n.model_dump()) in gold for n in answer.retrieved):
+        return "wrong query chosen"
+    return "right query, wrong answer ranking"
+
+
+def outcome_from_answer(item, method: str, answer, seconds: float, use_selection: bool) -> Outcome:
+    gold, key = answer_keys(item)
+    retrieved = [key(n.model_dump()) for n in answer.retrieved]
+    chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
+    ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
+    scores = score_question(ranked, chosen, gold)
+    return Outcome(
+        item.qid,
+        item.hops,
+        method,
+        scores,
+        seconds,
+        classify(answer, scores, gold, key),
+        answer.queries[0].cypher if answer.queries else None,
+        sum(1 for q in answer.queries if q.error),
+        len(answer.queries),
+    )
+
+
+def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:
+    gold, key = answer_keys(item)
+    started = time.perf_counter()
+    nearest = store.nearest_names(embedder.embed([item.question])[0], k)
+    seconds = time.perf_counter() - started
+    ranked = [key(row) for row, _ in nearest]
+    scores = score_question(ranked, ranked[:1], gold)
+    return Outcome(
+        item.qid,
+        item.hops,
+        "vector",
+        scores,
+        seconds,
+        "correct" if scores.hit_at_1 else "wrong answer ranking (no query)",
+    )
+
+
+# ---------------------------------------------------------------------------------- running
+def evaluate(
+    items: Sequence,
+    pipeline,
+    methods: Sequence[str] = METHODS,
+    base_pipeline=None,
+    free_pipeline=None,
+    embedder=None,
+    title: str = "evaluation",
+    progress: Callable[[int, int], None] | None = None,
+    group: int = 8,
+) -> EvalReport:
+    """Run every method on every question. ``pipeline`` is the trained GraphRAFT (its L2 is
+    used for 'graphraft'); 'free' and 'base' need the pipelines `variants` builds, 'vector'
+    an embedder."""
+    report = EvalReport(title, len(items), list(methods))
+    runs = [("graphraft", pipeline)] if "graphraft" in methods or "no-l2" in methods else []
+    runs += [
+        (method, other) for method, other in (("free", free_pipeline), ("base", base_pipeline)) if method in methods
+    ]
+    done, group = 0, max(1, group)
+    for start in range(0, len(items), group):
+        chunk = items[start : start + group]
+        # L1 searches a group of questions in each forward call (pipeline.ask_many)
+        answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
+        for i, item in enumerate(chunk):
+            for method, _ in runs:
+                answer = answers[method][i]
+                seconds = _seconds(answer)
+                if method != "graphraft":
+                    report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False))
+                    continue
+                if "graphraft" in methods:
+                    report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True))
+                if "no-l2" in methods:
+                    reason = answer.timings.get("reason", 0.0)
+                    report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False))
+            if "vector" in methods:
+                report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
+            done += 1
+            if progress:
+                progress(done, len(items))
+    return report
+
+
+def _seconds(answer) -> float:
+    """A question's time: its stages' timings (L1's being its share of its group's search)."""
+    return answer.timings.get("total", sum(answer.timings.values()))
+
+
+def variants(pipeline) -> tuple[Any, Any]:
+    """The free-generation and base-model pipelines, sharing the store and the one model
+    (the base variant runs it with the adapters disabled)."""
+    from graphraft.inference.adapters import BASE
+    from graphraft.inference.generation import ConstrainedGenerator, FreeGenerator
+
+    model, tokenizer = pipeline.model, pipeline.tokenizer
+    free = copy.copy(pipeline)
+    free.generator, free.reasoner = FreeGenerator(model, tokenizer, adapter=pipeline.generator.adapter), None
+    base = copy.copy(pipeline)
+    base.generator = ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE)
+    base.reasoner = None
+    return free, base
+
+
+# ---------------------------------------------------------------------------------- report
+def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = report.to_dict()
+    paths = {"json": folder / "report.json", "markdown": folder / "report.md", "plot": folder / "metrics.png"}
+    paths["json"].write_text(json.dumps(data, indent=2))
+    (folder / "questions.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "qid": o.qid,
+                    "hops": o.hops,
+                    "method": o.method,
+                    "seconds": round(o.seconds, 4),
+                    "failure": o.failure,
+                    "top_query": o.top_query,
+                    **vars(o.scores),
+                }
+            )
+            + "\n"
+            for o in report.outcomes
+        )
+    )
+    plot(report, paths["plot"])
+    paths["markdown"].write_text(markdown(report, paths["plot"].name))
+    return paths
+
+
+def _table(rows: dict[str, dict[str, float]]) -> list[str]:
+    header = ["method"] + [name.replace("_", " ") for name in METRIC_NAMES]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for method, metrics in rows.items():
+        lines.append(f"| {method} | " + " | ".join(f"{metrics[n] * 100:.1f}" for n in METRIC_NAMES) + " |")
+    return lines
+
+
+def markdown(report: EvalReport, plot_name: str) -> str:
+    data = report.to_dict()
+    out = [
+        f"# {report.title}",
+        "",
+        f"{report.questions} questions; metrics in % (STaRK definitions; a "
+        "question with nothing retrieved scores 0 and is kept).",
+        "",
+    ]
+    out += ["Methods:", ""] + [f"- **{m}**: {METHOD_TITLES[m]}" for m in report.methods] + [""]
+    out += ["## All hops", ""] + _table(data["overall"]) + [""]
+    for hop, rows in data["by_hop"].items():
+        out += [f"## {hop}-hop", ""] + _table(rows) + [""]
+    out += [
+        f"![metrics by hop and method]({plot_name})",
+        "",
+        "## Latency per question (seconds)",
+        "",
+        "| method | p50 | p95 |",
+        "|---|---|---|",
+    ]
+    out += [f"| {m} | {v['p50']:.2f} | {v['p95']:.2f} |" for m, v in data["latency_s"].items()] + [""]
+    out += [
+        "## Failures (first reason that applies; a question counts as correct at Hit@1)",
+        "",
+        "| method | " + " | ".join(FAILURES) + " |",
+        "|---|" + "---|" * len(FAILURES),
+    ]
+    for method, counts in data["failures"].items():
+        if method != "vector":
+            out.append(f"| {method} | " + " | ".join(str(counts[f]) for f in FAILURES) + " |")
+    out += [
+        "",
+        "Queries that failed to run (syntax, not read-only, timeout, no `id` column): "
+        + ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["failed_query_share"].items() if m != "vector"),
+        "",
+    ]
+    if report.settings:
+        out += ["## Settings", "", "```json", json.dumps(report.settings, indent=2), "```", ""]
+    return "\n".join(out)
+
+
+def plot(report: EvalReport, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr", "f1")
+    groups = [("all", None)] + [(f"{h}-hop", h) for h in report.hops()]
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.4), sharey=True)
+    width = 0.8 / max(1, len(report.methods))
+    for axis, metric in zip(axes, shown):
+        for index, method in enumerate(report.methods):
+            values = [report.table(h)[method][metric] * 100 for _, h in groups]
+            axis.bar([g + index * width for g in range(len(groups))], values, width, label=method)
+        axis.set_xticks(
+            [g + width * (len(report.methods) - 1) / 2 for g in range(len(groups))], [name for name, _ in groups]
+        )
+        axis.set_title(metric.replace("_", " "))
+        axis.set_ylim(0, 100)
+    axes[0].set_ylabel("%")
+    axes[-1].legend(fontsize=7, loc="upper right")
+    fig.suptitle(report.title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,81 @@
+"""Question sets the commands work on: a dataset GraphRAFT knows (MetaQA, the demo) or the
+user's own file, filtered by split and hops, with a stable sample per hop."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from pathlib import Path
+
+from graphraft.errors import InputFileError
+
+
+class Dataset(str, Enum):
+    metaqa = "metaqa"
+    demo = "demo"
+
+
+class Split(str, Enum):
+    train = "train"
+    validation = "validation"
+    all = "all"
+
+
+def question_set_name(dataset: Dataset | None, questions: Path | None) -> str:
+    return questions.stem if questions is not None else dataset.value
+
+
+def graph_for(graph: str | None, dataset: Dataset | None, questions: Path | None, settings) -> str:
+    """--graph, else the dataset's own graph, else the graph loaded last."""
+    from graphraft.graph import current_graph
+
+    return graph or (dataset.value if dataset is not None and questions is None else current_graph(settings))
+
+
+def load_items(
+    dataset: Dataset | None,
+    questions: Path | None,
+    metaqa_path: Path | None,
+    split: Split,
+    hops: list[int] | None,
+    limit: int | None,
+):
+    """The questions to work on, filtered by split and hops; ``limit`` per hop, a stable sample."""
+    from graphraft.graph.loaders.demo import demo_files
+    from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_questions
+    from graphraft.graph.loaders.questions import read_question_file
+
+    wanted = None if split == Split.all else split.value
+    if questions is not None:
+        items = list(read_question_file(questions, split=wanted))
+    elif dataset == Dataset.metaqa:
+        root = metaqa_path or default_metaqa_dir()
+        if root is None:
+            raise InputFileError("MetaQA not found: pass --metaqa-path DIR")
+        items = list(read_questions(Path(root), hops=tuple(hops or (1, 2, 3)), split=wanted))
+    elif dataset == Dataset.demo:
+        items = list(read_question_file(demo_files()[2], split=wanted))
+    else:
+        raise InputFileError("say which questions: --dataset metaqa|demo or --questions FILE")
+    if hops:
+        items = [item for item in items if item.hops in hops]
+    if limit is not None:
+        by_hop: dict[int, list] = {}
+        for item in items:
+            by_hop.setdefault(item.hops, []).append(item)
+        stable = lambda item: hashlib.sha1(item.qid.encode()).hexdigest()  # noqa: E731
+        items = [item for hop in sorted(by_hop) for item in sorted(by_hop[hop], key=stable)[:limit]]
+    return items
+
+
+def parse_hops(text: str | None) -> list[int] | None:
+    """'1,2' -> [1, 2]; None or empty -> None (every hop)."""
+    if not text:
+        return None
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputFileError(f"--hops takes numbers like '1,2,3', got {text!r}") from None
+    if not values or any(v not in (1, 2, 3) for v in values):
+        raise InputFileError(f"--hops takes 1, 2 and/or 3, got {text!r}")
+    return values

@@ -1,0 +1,235 @@
+"""The Python API: ``GraphRAFT(...).ask(question) -> Answer``.
+
+question -> mentions -> anchors -> candidate queries (enumerated, rendered) -> L1 under the
+trie constraint -> read-only execution -> evidence -> answers (L2 when an adapter is set,
+else the nodes in query-score order)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graphraft.config import Settings, load_settings
+from graphraft.errors import InvalidInputError
+from graphraft.graph import open_store
+from graphraft.graph.store import GraphStore
+from graphraft.inference.adapters import BASE
+from graphraft.inference.deadline import Deadline
+from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.prompts import DETAIL_CHARS
+from graphraft.inference.retrieval import execute, patterns_shown, textualise
+from graphraft.inference.selection import AnswerSelector
+from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.mentions import EntityExtractor, make_extractor
+from graphraft.synthesis.resolution import EntityResolver
+
+NO_VECTOR_INDEX = (
+    "this graph has no name embeddings (loaded with --no-embed?): names were matched exactly "
+    "and by text only; `graphraft embed` adds them for misspelled names"
+)
+DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
+
+
+class AnswerNode(BaseModel):
+    id: str
+    name: str
+    labels: list[str]
+    rank: int
+
+
+class QueryInfo(BaseModel):
+    cypher: str
+    score: float
+    results: int
+    seconds: float
+    error: str | None = None
+
+
+class Answer(BaseModel):
+    question: str
+    answers: list[AnswerNode] = Field(default_factory=list)  # L2's choice, else every retrieved node
+    retrieved: list[AnswerNode] = Field(default_factory=list)  # every retrieved node, in query-score order
+    queries: list[QueryInfo] = Field(default_factory=list)
+    anchors: list[dict[str, Any]] = Field(default_factory=list)
+    mentions: list[str] = Field(default_factory=list)
+    candidates: int = 0
+    evidence: str = ""
+    message: str | None = None  # why nothing was answered, when nothing was
+    notes: list[str] = Field(default_factory=list)  # what the user should know about how it was answered
+    selected_by: str = "query order"  # or "l2"
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class GraphRAFT:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        graph: str | None = None,
+        store: GraphStore | None = None,
+        model=None,
+        tokenizer=None,
+        extractor: EntityExtractor | None = None,
+        num_beams: int | None = None,
+        max_hops: int = 3,
+        fanout_cap: int = 500,
+        node_budget: int = 100,
+        evidence_tokens: int = 1_500,
+    ):
+        self.settings = settings or load_settings()
+        self.store = store or open_store(self.settings, graph)
+        from graphraft.inference.adapters import load_adapters, read_metadata
+        from graphraft.models import load_causal_lm
+
+        if model is None or tokenizer is None:
+            model, tokenizer = load_causal_lm(self.settings.base_model, self.settings.home, dtype=self.settings.dtype)
+        # one base model in memory; L1 and L2 are named adapters on it, switched per stage
+        folders = {
+            task: folder
+            for task, folder in (("l1", self.settings.l1_adapter), ("l2", self.settings.l2_adapter))
+            if folder
+        }
+        model = load_adapters(model, folders, self.settings.base_model)
+        self.model = model
+        self.reasoner = None
+        self.evidence_details, self.evidence_patterns = DETAIL_CHARS, None
+        if self.settings.l2_adapter:
+            # L2 reads evidence best as it was trained: budget, details, number of patterns
+            trained = read_metadata(self.settings.l2_adapter)
+            evidence_tokens = trained.get("evidence_tokens", evidence_tokens)
+            self.evidence_details, self.evidence_patterns = (
+                trained.get("evidence_details", DETAIL_CHARS),
+                trained.get("queries"),
+            )
+            self.reasoner = AnswerSelector(model, tokenizer, adapter="l2")
+        self.tokenizer = tokenizer
+        self.generator = ConstrainedGenerator(
+            model, tokenizer, method=self.settings.decoding, adapter="l1" if self.settings.l1_adapter else BASE
+        )
+        self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
+        self.resolver = EntityResolver(
+            self.store, self._embedder, self.settings.similarity_floor, self.settings.max_candidates
+        )
+        self.enumerator = PatternEnumerator(self.store, fanout_cap, self.settings.query_timeout_ms)
+        # L1 writes as many queries as L2 reads (the patterns its evidence shows, as trained):
+        # ranking more costs time and changes no answer; without L2, 5
+        self.num_beams = num_beams or self.default_queries()
+        self.max_hops = max_hops
+        self.node_budget, self.evidence_tokens = node_budget, evidence_tokens
+
+    def default_queries(self) -> int:
+        return self.evidence_patterns if self.reasoner is not None and self.evidence_patterns else DEFAULT_QUERIES
+
+    def _embedder(self):
+        from graphraft.graph.embeddings import make_embedder
+
+        return make_embedder(self.settings)
+
+    def ask(self, question: str) -> Answer:
+        return self.ask_many([question])[0]
+
+    def ask_many(self, questions: list[str], group: int = 8) -> list[Answer]:
+        """``ask`` for each question, L1 searching ``group`` questions together in each forward
+        call (the same answers as one at a time, more questions a second). Each answer's
+        ``generate`` timing is its even share of the search."""
+        if any(not question or not question.strip() for question in questions):
+            raise InvalidInputError("the question is empty")
+        # one overall limit (settings.ask_timeout_s a question), checked at every stage
+        deadline = Deadline(
+            self.settings.ask_timeout_s * max(1, len(questions)),
+            "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions",
+        )
+        prepared = [self._prepare(question, deadline) for question in questions]
+        pending = [p for p in prepared if p[1]]
+        clock = time.perf_counter()
+        found = self.generator.generate_many(
+            [a.question for a, _, _ in pending],
+            [list(p) for _, p, _ in pending],
+            num_beams=self.num_beams,
+            group=group,
+            check=lambda: deadline.check("writing queries (L1)"),
+        )
+        share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
+        for (answer, patterns, anchors), generated in zip(pending, found):
+            answer.timings["generate"] = share
+            self._answer(answer, patterns, anchors, generated, deadline)
+        return [answer for answer, _, _ in prepared]
+
+    def _prepare(self, question: str, deadline: Deadline):
+        """Anchors and candidate queries: (answer so far, candidates by Cypher, anchors); no
+        candidates when the answer already says why nothing can be answered."""
+        question = question.strip()
+        answer = Answer(question=question)
+        clock = time.perf_counter()
+        deadline.check("finding the entities")
+        mentions = self.extractor.extract(question)
+        anchors = self.resolver.resolve_all(mentions) if mentions else []
+        answer.mentions = [m.text for m in mentions]
+        answer.anchors = [a.to_dict() for a in anchors]
+        answer.timings["anchors"] = round(time.perf_counter() - clock, 4)
+        if self.resolver.vector_missing:
+            answer.notes.append(NO_VECTOR_INDEX)
+        if not anchors:
+            answer.message = "no entity of the question was found in the graph" + (
+                f" (mentions: {', '.join(answer.mentions)})" if answer.mentions else ""
+            )
+            return answer, {}, anchors
+
+        clock = time.perf_counter()
+        deadline.check("enumerating candidate queries")
+        enumeration = self.enumerator.all_patterns([a.ref for a in anchors], self.max_hops)
+        patterns = {p.cypher: p.pattern for p in enumeration.patterns}
+        answer.candidates = len(patterns)
+        answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
+        if not patterns:
+            answer.message = "no valid query around " + ", ".join(a.name for a in anchors)
+        return answer, patterns, anchors
+
+    def _answer(self, answer: Answer, patterns: dict, anchors: list, generated, deadline: Deadline) -> None:
+        """Run L1's queries, write the evidence, and let L2 choose the answers."""
+        clock = time.perf_counter()
+        retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline)
+        anchor_names = {a.id: a.name for a in anchors}
+        answer.evidence = textualise(
+            retrieval,
+            patterns,
+            anchor_names,
+            self.evidence_tokens,
+            lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]),
+            self.evidence_details,
+            self.evidence_patterns,
+        )
+        answer.timings["execute"] = round(time.perf_counter() - clock, 4)
+        answer.queries = [
+            QueryInfo(
+                cypher=r.cypher,
+                score=round(r.score, 4),
+                results=len(r.node_ids),
+                seconds=round(r.seconds, 4),
+                error=r.error,
+            )
+            for r in retrieval.runs
+        ]
+        order = [node_id for node_id in retrieval.order if node_id in retrieval.nodes]
+        answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
+        if self.reasoner is not None and order:
+            clock = time.perf_counter()
+            deadline.check("choosing the answers (L2)")
+            # L2 chooses among the answer sets of the queries its evidence shows
+            shown = retrieval.runs[: patterns_shown(answer.evidence)]
+            sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes] for run in shown]
+            selected = self.reasoner.select(answer.question, answer.evidence, sets, [run.score for run in shown])
+            answer.timings["reason"] = round(time.perf_counter() - clock, 4)
+            answer.selected_by = "l2" if selected else "query order (no query in the evidence returned a node)"
+            order = selected or order
+        answer.answers = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
+        answer.timings["total"] = round(sum(answer.timings.values()), 4)
+
+    @staticmethod
+    def _node(retrieval, node_id: str, rank: int) -> AnswerNode:
+        node = retrieval.nodes[node_id]
+        return AnswerNode(id=node_id, name=node["name"], labels=node["labels"], rank=rank)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,45 @@
+"""Prompts for L1 (question -> Cypher) and L2 (answer selection), in the base model's chat
+template. Bump the versions when the text changes: adapters record the version they were
+trained with, and `ask` refuses an adapter trained on another."""
+
+from __future__ import annotations
+
+L1_PROMPT_VERSION = 1
+L2_PROMPT_VERSION = 1
+
+L1_SYSTEM = "Write the Cypher query that retrieves the answer to the question from the knowledge graph."
+DETAIL_CHARS = 240  # characters of node details per line of L2's evidence, by default
+L2_SYSTEM = (
+    "Answer the question from the knowledge graph evidence below. Reply with the names of the "
+    "answers, one per line, best first."
+)
+
+
+def l1_messages(question: str, schema_hint: str | None = None) -> list[dict[str, str]]:
+    system = L1_SYSTEM if not schema_hint else f"{L1_SYSTEM}\nSchema: {schema_hint}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": question}]
+
+
+def l2_messages(question: str, evidence: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": L2_SYSTEM},
+        {"role": "user", "content": f"Question: {question}\n\nEvidence:\n{evidence}"},
+    ]
+
+
+def l2_answer_text(names: list[str], evidence: str) -> str:
+    """L2's reply for an answer set: one name per line, in the order the evidence lists them
+    (names it does not show come last). Training writes it; answering scores it."""
+
+    def position(name: str) -> int:
+        found = evidence.find(f"- {name} (")
+        return found if found >= 0 else len(evidence)
+
+    return "\n".join(sorted(names, key=position))
+
+
+def prompt_ids(tokenizer, messages: list[dict[str, str]]) -> list[int]:
+    """The prompt's token ids, ending where the assistant's reply begins (invariant 4: the
+    completion is tokenised separately and appended)."""
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]

@@ -1,0 +1,152 @@
+"""Run the chosen queries on the read-only path and textualise what they reach.
+
+Queries run in score order, each with a timeout, until a node budget is spent. The
+subgraph is written out in the style of the paper's Figure 4: one line per pattern, then
+the nodes it reached with their details, within a token budget."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphraft.errors import DatabaseUnavailableError, DeadlineExceededError, GraphRAFTError
+from graphraft.graph.records import NAME_KEY_PROPERTY
+from graphraft.graph.store import GraphStore
+from graphraft.inference.deadline import Deadline
+from graphraft.inference.generation import GeneratedQuery
+from graphraft.inference.prompts import DETAIL_CHARS
+from graphraft.synthesis.patterns import Pattern
+
+HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, "embedding"}
+
+
+@dataclass
+class QueryRun:
+    cypher: str
+    score: float
+    node_ids: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class Retrieval:
+    runs: list[QueryRun] = field(default_factory=list)
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {id, name, labels, properties}
+    order: list[str] = field(default_factory=list)  # node ids in query-score order
+    truncated: bool = False  # the node budget stopped execution
+
+
+def execute(
+    store: GraphStore,
+    queries: Sequence[GeneratedQuery],
+    node_budget: int = 100,
+    timeout_ms: int | None = None,
+    deadline: Deadline | None = None,
+) -> Retrieval:
+    """Each query within ``timeout_ms`` and what is left of ``deadline``; a query that fails
+    is recorded with its error and the next one runs, but a deadline passed or a database
+    gone ends the whole retrieval."""
+    deadline = deadline or Deadline(None)
+    timeout_ms = timeout_ms or store.query_timeout_ms
+    result = Retrieval()
+    seen: set[str] = set()
+    for query in queries:
+        if len(seen) >= node_budget:
+            result.truncated = True
+            break
+        started = time.perf_counter()
+        run = QueryRun(query.cypher, query.score)
+        try:
+            rows = store.read(query.cypher, timeout_ms=deadline.limit_ms(timeout_ms, "running the queries"))
+        except (DeadlineExceededError, DatabaseUnavailableError):
+            raise
+        except GraphRAFTError as exc:
+            run.error = str(exc)
+            rows = []
+        if rows and "id" not in rows[0]:  # a query written freely may return anything
+            run.error, rows = "the query returns no `id` column", []
+        for row in rows:
+            node_id = row["id"]
+            run.node_ids.append(node_id)
+            if node_id not in seen and len(seen) < node_budget:
+                seen.add(node_id)
+                result.order.append(node_id)
+        run.seconds = time.perf_counter() - started
+        result.runs.append(run)
+    for row in store.nodes_by_id(result.order, timeout_ms=deadline.limit_ms(timeout_ms, "reading the answers")):
+        props = row["properties"]
+        result.nodes[row["id"]] = {
+            "id": row["id"],
+            "name": props.get("name", row["id"]),
+            "labels": row["labels"],
+            "properties": {k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES},
+        }
+    return result
+
+
+def describe_pattern(pattern: Pattern, anchor_names: dict[str, str]) -> str:
+    """``(Tom Hanks:Person)<-[:STARRED_ACTORS]-(?:Movie)``: the anchors named, the target marked."""
+
+    def node(labels, name=None, target=False):
+        label = ":".join(labels)
+        return f"({name}:{label})" if name else f"({'?' if target else ''}:{label})"
+
+    text = node(pattern.anchor.labels, anchor_names.get(pattern.anchor.id, pattern.anchor.id))
+    for index, step in enumerate(pattern.steps, 1):
+        arrow = f"-[:{step.type}]->" if step.outgoing else f"<-[:{step.type}]-"
+        if index == len(pattern.steps) and pattern.end_anchor is not None:
+            end = pattern.end_anchor
+            text += arrow + node(end.labels, anchor_names.get(end.id, end.id))
+        else:
+            text += arrow + node(step.labels, target=index == pattern.target)
+    return text
+
+
+def patterns_shown(evidence: str) -> int:
+    """How many patterns `textualise` fitted in the budget (the first runs, in order)."""
+    return sum(line.startswith("Pattern ") for line in evidence.splitlines())
+
+
+def textualise(
+    retrieval: Retrieval,
+    patterns: dict[str, Pattern],
+    anchor_names: dict[str, str],
+    token_budget: int = 1_500,
+    count_tokens: Callable[[str], int] | None = None,
+    detail_chars: int = DETAIL_CHARS,
+    max_patterns: int | None = None,
+) -> str:
+    """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent.
+
+    ``detail_chars`` 0 leaves the details out; ``max_patterns`` keeps the first runs only."""
+    count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
+    lines: list[str] = []
+    used = 0
+    shown: set[str] = set()
+    for number, run in enumerate(retrieval.runs[:max_patterns], 1):
+        pattern = patterns.get(run.cypher)
+        header = f"Pattern {number}: " + (describe_pattern(pattern, anchor_names) if pattern else run.cypher)
+        block = [header]
+        for node_id in run.node_ids:
+            node = retrieval.nodes.get(node_id)
+            if node is None:
+                continue
+            labels = ", ".join(node["labels"])
+            if node_id in shown:
+                block.append(f"- {node['name']} ({labels})")
+                continue
+            details = "; ".join(f"{k}: {v}" for k, v in sorted(node["properties"].items())) if detail_chars else ""
+            if len(details) > detail_chars:
+                details = details[: detail_chars - 3] + "..."
+            block.append(f"- {node['name']} ({labels})" + (f": {details}" if details else ""))
+            shown.add(node_id)
+        for line in block:
+            cost = count_tokens(line)
+            if used + cost > token_budget:
+                return "\n".join(lines)
+            lines.append(line)
+            used += cost
+    return "\n".join(lines)

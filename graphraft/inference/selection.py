@@ -1,0 +1,114 @@
+"""L2: choose the answers among what the queries retrieved.
+
+L2 is trained to write the answer names, one per line, in the order the evidence lists them.
+When answering, its reply is constrained to the answer sets the queries actually returned:
+each query's result names are scored as L2's completion (mean token log-probability) plus
+L1's log-probability of the query, and the most likely set is the answer. So L2 can only
+name retrieved nodes, never a node the graph did not return, and it decides, with L1, which
+of L1's queries holds the answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from graphraft.inference.adapters import adapter_active
+from graphraft.inference.decoding.tree_attention import Branch, PromptCache, TreeCache
+from graphraft.inference.decoding.trie import candidate_sequences
+from graphraft.inference.prompts import l2_answer_text, l2_messages, prompt_ids
+
+
+@dataclass(frozen=True)
+class ScoredSet:
+    node_ids: tuple[str, ...]
+    # mean log-probability of the names as L2's reply, plus the set's prior (the prior alone
+    # when there was only one distinct set to choose from)
+    score: float
+
+
+class AnswerSelector:
+    """L2 over the answer sets the queries returned. ``adapter`` names the adapter to run on a
+    multi-adapter model (None: the model as it is). The prompt's KV is reused across
+    questions, so the weights must not change while a selector is in use."""
+
+    def __init__(self, model, tokenizer, adapter: str | None = None, method: str = "tree"):
+        if method not in ("tree", "batch"):
+            raise ValueError(f"unknown L2 scoring method {method!r}: choose tree or batch")
+        self.model, self.tokenizer, self.adapter, self.method = model, tokenizer, adapter, method
+        self.prompts = PromptCache()
+
+    @torch.no_grad()
+    def score(
+        self, question: str, evidence: str, sets: Sequence[Sequence[dict]], priors: Sequence[float] | None = None
+    ) -> list[ScoredSet]:
+        """Each non-empty set of retrieved nodes scored as L2's reply, best first. ``priors``
+        (one per set; L1's log-probability of the query that returned it) are added: L2 reranks
+        L1's queries by what they returned, and overrules a confident L1 only with a clear
+        preference.
+
+        One forward call: the question and evidence are encoded once and every reply sits on
+        top of them as a branch of a token tree (tree attention), with logits only at the
+        reply's positions."""
+        priors = list(priors) if priors is not None else [0.0] * len(sets)
+        # the same nodes make the same reply, so of equal sets only the best prior can win
+        distinct: dict[frozenset, tuple[list[dict], float]] = {}
+        for nodes, prior in zip(sets, priors):
+            key = frozenset(n["id"] for n in nodes)
+            if nodes and (key not in distinct or prior > distinct[key][1]):
+                distinct[key] = (list(nodes), prior)
+        if not distinct:
+            return []
+        sets, priors = [s for s, _ in distinct.values()], [p for _, p in distinct.values()]
+        if len(sets) == 1:  # nothing to choose between: no need to run the model
+            return [ScoredSet(tuple(n["id"] for n in sets[0]), priors[0])]
+        prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
+        replies = candidate_sequences(
+            self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence) for s in sets]
+        )
+        with adapter_active(self.model, self.adapter):
+            means = self._tree(prompt, replies) if self.method == "tree" else self._batch(prompt, replies)
+        scored = [
+            ScoredSet(tuple(n["id"] for n in nodes), mean + prior) for nodes, mean, prior in zip(sets, means, priors)
+        ]
+        return sorted(scored, key=lambda s: -s.score)
+
+    def _tree(self, prompt: list[int], replies: list[tuple[int, ...]]) -> list[float]:
+        tree = TreeCache(self.model, prompt, self.prompts)
+        # a reply's last token needs no logits after it
+        forward, prompt_row, fed = tree.feed([Branch((), tuple(reply[:-1])) for reply in replies])
+        rows, tokens = [], []
+        for reply, where in zip(replies, fed):
+            rows += [prompt_row, *where.rows]
+            tokens += list(reply)
+        values = forward.logprobs(rows, tokens).tolist()
+        means, start = [], 0
+        for reply in replies:
+            means.append(sum(values[start : start + len(reply)]) / len(reply))
+            start += len(reply)
+        return means
+
+    def _batch(self, prompt: list[int], replies: list[tuple[int, ...]]) -> list[float]:
+        """The reference: prompt + reply for every set in one right-padded batch (the prompt
+        encoded once per set)."""
+        width = len(prompt) + max(len(r) for r in replies)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(replies), width), pad)
+        mask = torch.zeros((len(replies), width), dtype=torch.long)
+        for row, reply in enumerate(replies):
+            ids[row, : len(prompt) + len(reply)] = torch.tensor(prompt + list(reply))
+            mask[row, : len(prompt) + len(reply)] = 1
+        logits = self.model(input_ids=ids, attention_mask=mask).logits[:, len(prompt) - 1 :]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        return [
+            logprobs[row, torch.arange(len(reply)), torch.tensor(list(reply))].mean().item()
+            for row, reply in enumerate(replies)
+        ]
+
+    def select(
+        self, question: str, evidence: str, sets: Sequence[Sequence[dict]], priors: Sequence[float] | None = None
+    ) -> list[str]:
+        """Ids of the most likely answer set (empty when no set has a node)."""
+        scored = self.score(question, evidence, sets, priors)
+        return list(scored[0].node_ids) if scored else []

@@ -1,0 +1,153 @@
+"""Patterns and the one renderer (DESIGN.md invariant 3).
+
+A pattern is a path that starts at an anchor node: a sequence of steps, each a relationship
+type, a direction and the labels of the node it reaches. One node on the path is the
+target (what the query returns); a path may also end at a second anchor (a two-anchor
+"bridge"). ``render`` turns a pattern into exactly one Cypher string, and training targets,
+trie candidates and executed queries all come from it. Model output is mapped back to a
+pattern by looking the string up among the candidates, never by parsing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphraft.graph.cypher_text import label_expression, quote_identifier, string_literal
+
+#: Bump when the rendered text changes: adapters trained on older text must not be used.
+RENDERER_VERSION = 1
+
+
+@dataclass(frozen=True, order=True)
+class AnchorRef:
+    id: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, order=True)
+class Step:
+    type: str
+    outgoing: bool  # True: (previous)-[:TYPE]->(next); False: (previous)<-[:TYPE]-(next)
+    labels: tuple[str, ...]  # labels of the node this step reaches
+
+
+@dataclass(frozen=True, order=True)
+class Pattern:
+    anchor: AnchorRef
+    steps: tuple[Step, ...]
+    target: int  # index of the target node on the path; the anchor is node 0
+    end_anchor: AnchorRef | None = None  # the last node, when the path ends at a second anchor
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            raise ValueError("a pattern needs at least one step")
+        if not 1 <= self.target <= len(self.steps):
+            raise ValueError("the target must be a node after the anchor")
+        if self.end_anchor is not None and self.target == len(self.steps):
+            raise ValueError("the target cannot be the second anchor")
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
+
+    @property
+    def anchor_ids(self) -> tuple[str, ...]:
+        return (self.anchor.id,) + ((self.end_anchor.id,) if self.end_anchor else ())
+
+    @property
+    def signature(self) -> str:
+        """The pattern without its anchors' ids: labels and types along the path."""
+        parts = [label_expression(self.anchor.labels)]
+        for index, step in enumerate(self.steps, 1):
+            arrow = f"-[:{step.type}]->" if step.outgoing else f"<-[:{step.type}]-"
+            mark = "*" if index == self.target else ""
+            parts.append(f"{arrow}({mark}{label_expression(step.labels)})")
+        return "(" + parts[0] + ")" + "".join(parts[1:])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "anchor": {"id": self.anchor.id, "labels": list(self.anchor.labels)},
+            "steps": [{"type": s.type, "outgoing": s.outgoing, "labels": list(s.labels)} for s in self.steps],
+            "target": self.target,
+            "end_anchor": (
+                {"id": self.end_anchor.id, "labels": list(self.end_anchor.labels)} if self.end_anchor else None
+            ),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Pattern:
+        def anchor(d):
+            return AnchorRef(d["id"], tuple(d["labels"])) if d else None
+
+        return cls(
+            anchor(data["anchor"]),
+            tuple(Step(s["type"], bool(s["outgoing"]), tuple(s["labels"])) for s in data["steps"]),
+            int(data["target"]),
+            anchor(data.get("end_anchor")),
+        )
+
+
+def _node(variable: str, labels: tuple[str, ...], node_id: str | None = None) -> str:
+    props = f" {{id: {string_literal(node_id)}}}" if node_id is not None else ""
+    return f"({variable}{label_expression(labels)}{props})"
+
+
+def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
+    """Pairs of steps (1-based) that could walk the same relationship.
+
+    Cypher forbids that within one MATCH path, but not every engine enforces it (FalkorDB
+    does not), so the renderer says it where it can happen: same type, and the same labels
+    at both ends of both steps (patterns record each node's full label set)."""
+    labels = [pattern.anchor.labels] + [step.labels for step in pattern.steps]
+    if pattern.end_anchor is not None:
+        labels[-1] = pattern.end_anchor.labels
+
+    def ends(i: int) -> tuple:
+        step = pattern.steps[i - 1]
+        return (labels[i - 1], labels[i]) if step.outgoing else (labels[i], labels[i - 1])
+
+    pairs = []
+    for i in range(1, len(pattern.steps) + 1):
+        for j in range(i + 1, len(pattern.steps) + 1):
+            if pattern.steps[i - 1].type != pattern.steps[j - 1].type or ends(i) != ends(j):
+                continue
+            # Walking back over the first relationship from the target lands on the anchor,
+            # which `t <> a` already excludes.
+            if (i, j) == (1, 2) and pattern.target == 2:
+                continue
+            pairs.append((i, j))
+    return pairs
+
+
+def render(pattern: Pattern) -> str:
+    """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
+    twice, targets other than the anchors, distinct target ids.
+
+    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
+    """
+    pairs = _reusable_pairs(pattern)
+    named = {index for pair in pairs for index in pair}
+    text = [_node("a", pattern.anchor.labels, pattern.anchor.id)]
+    last = len(pattern.steps)
+    for index, step in enumerate(pattern.steps, 1):
+        variable = f"r{index}" if index in named else ""
+        rel = f"[{variable}:{quote_identifier(step.type)}]"
+        text.append(f"-{rel}->" if step.outgoing else f"<-{rel}-")
+        if index == pattern.target:
+            text.append(_node("t", step.labels))
+        elif index == last and pattern.end_anchor is not None:
+            text.append(_node("b", pattern.end_anchor.labels, pattern.end_anchor.id))
+        else:
+            text.append(_node("", step.labels))
+    # A target may only equal an anchor where their labels allow it; say so only then,
+    # so that the common query stays short.
+    target_labels = set(pattern.steps[pattern.target - 1].labels)
+    conditions = [
+        f"t <> {var}"
+        for var, ref in (("a", pattern.anchor), ("b", pattern.end_anchor))
+        if ref is not None and target_labels <= set(ref.labels)
+    ]
+    conditions += [f"r{i} <> r{j}" for i, j in pairs]
+    where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
+    return f"MATCH {''.join(text)}{where} RETURN DISTINCT t.id AS id"

@@ -1,0 +1,284 @@
+"""Synthesis: from question/answer pairs to ranked (question, Cypher) training pairs.
+
+For each question: find its mentions (L0), resolve them to anchor nodes, enumerate the
+1-, 2- and 3-hop patterns (and two-anchor bridges) around the anchors inside the database,
+score each by how many answers it hits, and keep the best (paper section 4.1).
+
+Enumeration goes one hop length at a time and stops early when a pattern returns exactly
+the answers: a longer one could at best tie, and ties go to fewer hops, so this is exact.
+
+    python -m graphraft.synthesize --dataset metaqa --split train
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphraft.errors import InputFileError
+from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.progress import Progress, SilentProgress
+from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
+from graphraft.synthesis.mentions import EntityExtractor
+from graphraft.synthesis.patterns import RENDERER_VERSION
+from graphraft.synthesis.ranking import rank, select
+from graphraft.synthesis.resolution import Anchor, EntityResolver
+
+
+@dataclass
+class SynthesisConfig:
+    max_hops: int = 3
+    bridges: bool = True
+    fanout_cap: int = 500
+    timeout_ms: int = 10_000
+    min_recall: float = 1.0
+    min_precision: float = 0.0
+    alternatives: int = 3
+    all_hops: bool = False  # go on past an exact pattern: deeper ties become alternatives
+    workers: int = 2
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides the rows' content (not how fast they are made)."""
+        data = asdict(self)
+        data.pop("workers")
+        if not data["all_hops"]:
+            data.pop("all_hops")  # the default, as in files written before the option existed
+        data["renderer_version"] = RENDERER_VERSION
+        return data
+
+
+class Synthesizer:
+    def __init__(
+        self,
+        extractor: EntityExtractor,
+        resolver: EntityResolver,
+        enumerator: PatternEnumerator,
+        config: SynthesisConfig | None = None,
+    ):
+        self.extractor, self.resolver, self.enumerator = extractor, resolver, enumerator
+        self.config = config or SynthesisConfig()
+
+    def one(self, item: QAItem) -> dict[str, Any]:
+        """The output row for one question (never raises for a question the graph cannot answer)."""
+        cfg = self.config
+        started = time.perf_counter()
+        row: dict[str, Any] = {
+            "qid": item.qid,
+            "question": item.question,
+            "hops": item.hops,
+            "qtype": item.qtype,
+            "split": item.split,
+            "answers": list(item.answers),
+            "mentions": [],
+            "anchors": [],
+            "status": "dropped",
+            "reason": None,
+            "cypher": None,
+            "pattern": None,
+            "hits": 0,
+            "total": 0,
+            "precision": 0.0,
+            "recall": 0.0,
+            "alternatives": [],
+            "closest": None,
+            "enumerated": 0,
+            "timeouts": [],
+            "hubs_skipped": 0,
+            "timings": {},
+        }
+        mentions = self.extractor.extract(item.question)
+        row["mentions"] = [m.text for m in mentions]
+        t_extract = time.perf_counter()
+        anchors: list[Anchor] = self.resolver.resolve_all(mentions) if mentions else []
+        row["anchors"] = [a.to_dict() for a in anchors]
+        t_resolve = time.perf_counter()
+        answer_ids = list(item.extra.get("answer_ids", []))
+        answer_names = [] if answer_ids else sorted(set(item.answers))
+        n_answers = len(answer_ids) or len(answer_names)
+        if not mentions:
+            row["reason"] = "no entity mention found"
+        elif not anchors:
+            row["reason"] = "no anchor: " + ", ".join(repr(m.text) for m in mentions) + " not in the graph"
+        elif not n_answers:
+            row["reason"] = "no answers given"
+        else:
+            found = Enumeration()
+            ranked = []
+            refs = [a.ref for a in anchors]
+            for hops in range(1, cfg.max_hops + 1):
+                for ref in refs:
+                    found.extend(self.enumerator.around(ref, hops, answer_ids, answer_names))
+                if hops == 2 and cfg.bridges and len(refs) > 1:
+                    for i, first in enumerate(refs):
+                        for second in refs[i + 1 :]:
+                            found.extend(self.enumerator.between(first, second, answer_ids, answer_names))
+                ranked = rank(found.patterns, n_answers)
+                if ranked and ranked[0].perfect and not cfg.all_hops:
+                    break
+            row.update(enumerated=len(ranked), timeouts=found.timeouts, hubs_skipped=found.hubs_skipped)
+            best, alternatives = select(ranked, cfg.min_recall, cfg.min_precision, cfg.alternatives)
+            if ranked:
+                row["closest"] = ranked[0].to_dict()
+            if best is None:
+                top = ranked[0].recall if ranked else 0.0
+                row["reason"] = (
+                    f"no pattern with recall >= {cfg.min_recall:g} and precision >= "
+                    f"{cfg.min_precision:g} (best recall {top:.2f})"
+                    if ranked
+                    else "no pattern found"
+                )
+            else:
+                row.update(
+                    status="ok",
+                    cypher=best.stats.cypher,
+                    pattern=best.stats.pattern.to_dict(),
+                    hits=best.stats.hits,
+                    total=best.stats.total,
+                    precision=round(best.precision, 4),
+                    recall=round(best.recall, 4),
+                    alternatives=[a.to_dict() for a in alternatives],
+                )
+        done = time.perf_counter()
+        row["timings"] = {
+            "extract": round(t_extract - started, 5),
+            "resolve": round(t_resolve - t_extract, 5),
+            "enumerate": round(done - t_resolve, 5),
+            "total": round(done - started, 5),
+        }
+        return row
+
+
+# ---------------------------------------------------------------------------------- output
+def _read_done(path: Path) -> set[str]:
+    """qids already written; a half-written last line (a killed run) is cut off."""
+    if not path.exists():
+        return set()
+    done: set[str] = set()
+    with path.open("rb+") as handle:
+        good_end = 0
+        for line in iter(handle.readline, b""):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                done.add(json.loads(line)["qid"])
+            except (ValueError, KeyError):
+                raise InputFileError(f"{path}: line {len(done) + 1} is not a synthesis row; use --overwrite") from None
+            good_end = handle.tell()
+        handle.truncate(good_end)
+    return done
+
+
+def _meta_path(path: Path) -> Path:
+    return path.with_suffix(path.suffix + ".meta.json")
+
+
+def changed_settings(path: Path, meta: dict[str, Any]) -> list[str]:
+    """The settings ``path`` was made with that differ from ``meta`` (none for a new file)."""
+    if not (path.exists() and _meta_path(path).exists()):
+        return []
+    previous = json.loads(_meta_path(path).read_text())
+    return sorted(k for k in set(previous) | set(meta) if previous.get(k) != meta.get(k))
+
+
+def _check_meta(path: Path, meta: dict[str, Any], overwrite: bool) -> None:
+    if overwrite:
+        path.unlink(missing_ok=True)
+    elif changed := changed_settings(path, meta):
+        raise InputFileError(
+            f"{path} was made with other settings ({', '.join(changed)}); "
+            "pass --overwrite to start again or --output for a new file"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _meta_path(path).write_text(json.dumps(meta, indent=2))
+
+
+@dataclass
+class Summary:
+    questions: int = 0
+    skipped_done: int = 0
+    written: int = 0
+    by_hop: dict[int, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))  # hop -> [recall-1, n]
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    timeouts: int = 0
+    hub_capped: int = 0
+    seconds: float = 0.0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.written += 1
+        hop = row["hops"]
+        self.by_hop[hop][1] += 1
+        if row["status"] == "ok":
+            self.kept += 1
+            if row["recall"] >= 1.0:
+                self.by_hop[hop][0] += 1
+        else:
+            reason = row["reason"] or "unknown"
+            self.dropped[reason.split(":")[0].split(" (")[0]] += 1
+        self.timeouts += bool(row["timeouts"])
+        self.hub_capped += bool(row["hubs_skipped"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "questions": self.questions,
+            "already_done": self.skipped_done,
+            "written": self.written,
+            "kept": self.kept,
+            "recall1_by_hop": {
+                str(h): {"recall1": v[0], "questions": v[1], "percent": round(100 * v[0] / v[1], 2) if v[1] else 0.0}
+                for h, v in sorted(self.by_hop.items())
+            },
+            "dropped": dict(self.dropped),
+            "questions_with_timeouts": self.timeouts,
+            "questions_with_hubs_skipped": self.hub_capped,
+            "seconds": round(self.seconds, 2),
+            "questions_per_second": round(self.written / self.seconds, 2) if self.seconds else 0.0,
+        }
+
+
+def run_synthesis(
+    synthesizer: Synthesizer,
+    items: Iterable[QAItem],
+    output: Path,
+    meta: dict[str, Any],
+    overwrite: bool = False,
+    progress: Progress | None = None,
+) -> Summary:
+    """Append one row per question to ``output`` (JSONL, in input order), skipping questions done."""
+    progress = progress or SilentProgress()
+    output = Path(output)
+    _check_meta(output, meta, overwrite)
+    done = _read_done(output)
+    items = list(items)
+    todo = [item for item in items if item.qid not in done]
+    summary = Summary(questions=len(items), skipped_done=len(items) - len(todo))
+    started = time.perf_counter()
+    workers = max(1, synthesizer.config.workers)
+    with (
+        output.open("a", encoding="utf-8") as sink,
+        progress.task("synthesis", len(todo)) as task,
+        ThreadPoolExecutor(workers) as pool,
+    ):
+        # map() keeps input order, so an interrupted and resumed run writes the same file.
+        for row in pool.map(synthesizer.one, todo):
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()
+            summary.add(row)
+            task.advance()
+        os.fsync(sink.fileno())
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
