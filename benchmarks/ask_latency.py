@@ -79,7 +79,7 @@ def main() -> None:
     items = load_items(Dataset(args.dataset), None, None, Split(args.split), None, args.limit)
     settings = load_settings(l1_adapter=args.l1_adapter, l2_adapter=args.l2_adapter, dtype="float32")
     graph = graph_for(None, Dataset(args.dataset), None, settings)
-    new = GraphRAFT(settings, graph=graph, num_beams=args.beams)
+    new = GraphRAFT(settings, graph=graph, beams=args.beams)
     paths = {"before": before(new), "after": new}
     default = copy.copy(new)
     default.num_beams = new.default_queries()
@@ -87,7 +87,7 @@ def main() -> None:
         paths[f"after-{default.num_beams}q"] = default
     if args.bfloat16:
         paths["after-bf16"] = GraphRAFT(
-            settings.model_copy(update={"dtype": "bfloat16"}), graph=graph, store=new.store, num_beams=args.beams
+            settings.model_copy(update={"dtype": "bfloat16"}), graph=graph, store=new.store, beams=args.beams
         )
     print(
         f"{len(items)} {args.dataset} {args.split} questions, {args.beams} queries each, "

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+import yaml
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from graphraft.errors import ConfigurationError
+from graphraft.errors import ConfigurationError, InputFileError
 
 
 def default_home() -> Path:
@@ -113,3 +114,42 @@ def load_settings(**overrides) -> Settings:
         first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
         where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
         raise ConfigurationError(f"invalid setting {where}: {first['msg']}") from None
+
+
+class StageConfig(BaseModel):
+    """A stage's settings (synthesis, training, asking, evaluation), TRL style: the defaults are
+    declared once, on the fields; a YAML file may set any of them, and the command line builds
+    one flag per field (``graphraft.cli.options``), nested fields as ``--parent-field``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def from_yaml(cls, path: Path | None = None, **overrides):
+        """The file's settings (none without a file), then every override that is not None; a
+        dotted key (``lora.r``) sets a nested field. Errors name the file and the field."""
+        data: dict = {}
+        where = str(path) if path is not None else "settings"
+        if path is not None:
+            path = Path(path)
+            if not path.is_file():
+                raise InputFileError(f"{path}: config file not found")
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as exc:
+                raise InputFileError(f"{path}: not valid YAML: {exc}") from None
+            if not isinstance(data, dict):
+                raise InputFileError(f"{path}: expected a mapping of settings")
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            target = data
+            *parents, last = key.split(".")
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[last] = value
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise InputFileError(f"{where}: {field}: {first['msg']}") from None

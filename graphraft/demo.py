@@ -58,25 +58,13 @@ def finished_adapter(config) -> Path | None:
 
 
 def synthesize(store, settings, paths: DemoPaths, progress=None):
-    from graphraft.graph.embeddings import make_embedder
     from graphraft.graph.loaders.questions import read_question_file
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import make_extractor
-    from graphraft.synthesis.resolution import EntityResolver
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, changed_settings, run_synthesis
+    from graphraft.synthesis.synthesizer import SynthesisConfig, changed_settings, run_synthesis, synthesizer_for
 
     # all hop lengths: where a shorter query happens to return a longer question's answers, the
     # longer one stays an alternative, so targets follow the wording (graphraft/targets.py)
     config = SynthesisConfig(all_hops=True, alternatives=8)
-    resolver = EntityResolver(
-        store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates
-    )
-    synthesizer = Synthesizer(
-        make_extractor(settings.extractor, store, settings),
-        resolver,
-        PatternEnumerator(store, config.fanout_cap, config.timeout_ms),
-        config,
-    )
+    synthesizer = synthesizer_for(store, settings, config)
     meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
     paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
     # the demo owns its file: one made with other settings (an older release) is made again

@@ -64,6 +64,11 @@ def resolve_model_path(name: str, home: Path) -> str:
     return name  # a hub id, for users with network
 
 
+def pad_token_id(tokenizer) -> int:
+    """The id to pad with: the tokenizer's pad token, else its end of sequence (0 is a valid id)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+
 def load_tokenizer(name: str, home: Path):
     from transformers import AutoTokenizer
 

@@ -38,7 +38,7 @@ def engine(store, tiny, graphraft_home):
     model, tokenizer = tiny
     settings = load_settings(home=graphraft_home, embedder="none")
     return GraphRAFT(
-        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), num_beams=3
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
     )
 
 

@@ -32,7 +32,7 @@ def report(store, embedder, graphraft_home, tmp_path):
     model, tokenizer = tiny_random_model(graphraft_home, seed=1)
     settings = load_settings(home=graphraft_home, embedder="none")
     pipeline = GraphRAFT(
-        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), num_beams=3
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
     )
     pipeline.reasoner = AnswerSelector(model, tokenizer)
     free, base_pipeline = variants(pipeline)

@@ -231,7 +231,7 @@ def test_a_server_stalled_mid_session_gives_errors_within_the_limits(stalled, gr
         model=model,
         tokenizer=tokenizer,
         extractor=MarkedMentionExtractor(),
-        num_beams=2,
+        beams=2,
         max_hops=1,
     )
     calls = {

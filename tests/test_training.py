@@ -222,7 +222,7 @@ def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, d
     engine = GraphRAFT(
         settings.model_copy(update={"base_model": "tiny-random", "l2_adapter": adapter}),
         extractor=MarkedMentionExtractor(),
-        num_beams=4,
+        beams=4,
     )
     try:
         answer = engine.ask("which genres did the writer of [The Burning Ferry] also write in")
@@ -305,7 +305,7 @@ def test_config_errors_name_the_file(tmp_path):
     bad.write_text("task: l1\nbatch_size: many\n")
     with pytest.raises(InputFileError, match=r"bad\.yaml: "):
         TrainConfig.from_yaml(bad)
-    with pytest.raises(InputFileError, match="training config not found"):
+    with pytest.raises(InputFileError, match="config file not found"):
         TrainConfig.from_yaml(tmp_path / "none.yaml")
 
 

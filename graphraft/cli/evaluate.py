@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from graphraft.cli.options import with_config_flags
 from graphraft.cli.synthesize import (
     DatasetOption,
     GraphOption,
@@ -18,9 +19,11 @@ from graphraft.cli.synthesize import (
     SplitOption,
 )
 from graphraft.errors import ConfigurationError, InputFileError
+from graphraft.evaluation.config import EvaluationConfig
 from graphraft.graph.loaders.question_sets import Split, graph_for, load_items, parse_hops, question_set_name
 
 
+@with_config_flags(EvaluationConfig)
 def eval_command(
     dataset: DatasetOption = None,
     questions: QuestionsOption = None,
@@ -29,17 +32,13 @@ def eval_command(
     hops: HopsOption = None,
     limit: LimitOption = None,
     graph: GraphOption = None,
-    methods: Annotated[
-        str, typer.Option(help="Comma-separated: graphraft, no-l2, free, vector, base.")
-    ] = "graphraft,no-l2,free,vector,base",
+    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of evaluation settings.")] = None,
     l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
     l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
-    beams: Annotated[
-        Optional[int], typer.Option(min=1, help="Queries L1 writes (default: as many as the L2 adapter reads, else 5).")
-    ] = None,
     output: Annotated[Optional[Path], typer.Option(help="Report folder (default outputs/eval/NAME-SPLIT).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    overrides: dict | None = None,
 ) -> None:
     """Run GraphRAFT and the baselines on the same questions; write report.md, report.json and
     metrics.png with Hit@1, Hit@5, Recall@20, MRR and P/R/F1 per hop, latency and failures."""
@@ -50,7 +49,8 @@ def eval_command(
     from graphraft.graph.embeddings import make_embedder
     from graphraft.inference.pipeline import GraphRAFT
 
-    chosen = [m.strip() for m in methods.split(",") if m.strip()]
+    options = EvaluationConfig.from_yaml(config, **(overrides or {}))
+    chosen = [m.strip() for m in options.methods.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in METHODS]
     if unknown or not chosen:
         raise InputFileError(
@@ -70,7 +70,7 @@ def eval_command(
     name = f"{question_set_name(dataset, questions)}-{split.value}"
     folder = output or Path("outputs") / "eval" / name
     console = Console(stderr=True)
-    pipeline = GraphRAFT(settings, graph=graph_name, num_beams=beams)
+    pipeline = GraphRAFT(settings, graph=graph_name, config=options.ask_config())
     try:
         free, base = variants(pipeline)
         embedder = make_embedder(settings) if "vector" in chosen else None

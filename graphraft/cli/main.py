@@ -14,10 +14,12 @@ from rich.table import Table
 
 from graphraft.cli.common import run_guarded
 from graphraft.cli.evaluate import eval_command
+from graphraft.cli.options import with_config_flags
 from graphraft.cli.synthesize import synthesize_command
 from graphraft.cli.train import train_cli, train_command
 from graphraft.config import Settings, load_settings
 from graphraft.errors import InputFileError, InvalidInputError
+from graphraft.inference.config import AskConfig
 
 app = typer.Typer(
     help="GraphRAFT: answer questions over a knowledge graph with grounded Cypher.",
@@ -290,21 +292,19 @@ app.command("train")(train_cli)
 
 
 @app.command("ask")
+@with_config_flags(AskConfig, skip=("group",))
 def ask_cmd(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question, e.g. 'who directed [Black Snake Moan]'.")],
     graph: GraphOption = None,
     as_json: JsonOption = False,
-    beams: Annotated[
-        Optional[int], typer.Option(min=1, help="Queries L1 writes (default: as many as the L2 adapter reads, else 5).")
-    ] = None,
-    max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest candidate pattern.")] = 3,
-    node_budget: Annotated[int, typer.Option(min=1, help="Stop running queries after this many nodes.")] = 100,
+    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of asking settings.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
     l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
     l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
     show: Annotated[int, typer.Option(help="Answers to print.")] = 10,
+    overrides: dict | None = None,
 ) -> None:
     """Answer a question: the answers, the Cypher that found them, the evidence and timings.
 
@@ -315,7 +315,7 @@ def ask_cmd(
     if not question.strip():
         raise InvalidInputError("the question is empty")
     settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
-    engine = GraphRAFT(settings, graph=graph, num_beams=beams, max_hops=max_hops, node_budget=node_budget)
+    engine = GraphRAFT(settings, graph=graph, config=AskConfig.from_yaml(config, **(overrides or {})))
     try:
         answer = engine.ask(question)
     finally:

@@ -9,8 +9,10 @@ from typing import Annotated, Optional
 import typer
 
 from graphraft.cli.common import run_guarded
+from graphraft.cli.options import with_config_flags
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.question_sets import Dataset, Split, graph_for, load_items, parse_hops, question_set_name
+from graphraft.synthesis.synthesizer import SynthesisConfig
 
 # The question-set options `synthesize` and `eval` share.
 DatasetOption = Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")]
@@ -24,6 +26,7 @@ GraphOption = Annotated[
 ]
 
 
+@with_config_flags(SynthesisConfig)
 def synthesize_command(
     dataset: DatasetOption = None,
     questions: QuestionsOption = None,
@@ -36,28 +39,10 @@ def synthesize_command(
         Optional[Path], typer.Option(help="JSONL to append to (default outputs/synthesis/NAME-SPLIT.jsonl).")
     ] = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
-    max_hops: Annotated[int, typer.Option(min=1, max=3, help="Longest pattern to enumerate.")] = 3,
-    bridges: Annotated[bool, typer.Option("--bridges/--no-bridges", help="Also join pairs of anchors.")] = True,
-    fanout_cap: Annotated[
-        int, typer.Option(min=1, help="Do not expand nodes with more relationships than this.")
-    ] = 500,
-    timeout_ms: Annotated[int, typer.Option(min=1, help="Time limit per enumeration query.")] = 10_000,
-    min_recall: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Keep a question only if its best query reaches this recall.")
-    ] = 1.0,
-    min_precision: Annotated[float, typer.Option(min=0.0, max=1.0, help="... and this precision.")] = 0.0,
-    alternatives: Annotated[int, typer.Option(min=0, help="Next-best queries kept per question.")] = 3,
-    all_hops: Annotated[
-        bool,
-        typer.Option(
-            "--all-hops",
-            help="Enumerate every hop length even after an exact pattern (deeper ties become alternatives, "
-            "so targets can follow the question's wording).",
-        ),
-    ] = False,
-    workers: Annotated[int, typer.Option(min=1, help="Questions worked on in parallel.")] = 2,
+    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of synthesis settings.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Start the output again instead of resuming it.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    overrides: dict | None = None,
 ) -> None:
     """Turn question/answer pairs into ranked (question, Cypher) training pairs.
 
@@ -68,11 +53,7 @@ def synthesize_command(
     from graphraft.cli.common import RichProgress
     from graphraft.config import load_settings
     from graphraft.graph import open_store
-    from graphraft.graph.embeddings import make_embedder
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import make_extractor
-    from graphraft.synthesis.resolution import EntityResolver
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
+    from graphraft.synthesis.synthesizer import run_synthesis, synthesizer_for
 
     hop_list = parse_hops(hops)
     items = load_items(dataset, questions, metaqa_path, split, hop_list, limit)
@@ -80,30 +61,12 @@ def synthesize_command(
     graph_name = graph_for(graph, dataset, questions, settings)
     name = question_set_name(dataset, questions)
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
-    config = SynthesisConfig(
-        max_hops=max_hops,
-        bridges=bridges,
-        fanout_cap=fanout_cap,
-        timeout_ms=timeout_ms,
-        min_recall=min_recall,
-        min_precision=min_precision,
-        alternatives=alternatives,
-        all_hops=all_hops,
-        workers=workers,
-    )
+    config = SynthesisConfig.from_yaml(config, **(overrides or {}))
     console = Console(stderr=True)
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:
             raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
-        resolver = EntityResolver(
-            store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates
-        )
-        synthesizer = Synthesizer(
-            make_extractor(settings.extractor, store, settings),
-            resolver,
-            PatternEnumerator(store, fanout_cap, timeout_ms),
-            config,
-        )
+        synthesizer = synthesizer_for(store, settings, config)
         meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
         summary = run_synthesis(synthesizer, items, output, meta, overwrite=overwrite, progress=RichProgress())
     report = summary.to_dict()
@@ -126,7 +89,7 @@ def synthesize_command(
         console.print(f"  dropped {count:,}: {reason}")
     console.print(
         f"  questions with a query timeout: {report['questions_with_timeouts']:,}; "
-        f"with hub nodes not expanded (cap {fanout_cap}): {report['questions_with_hubs_skipped']:,}"
+        f"with hub nodes not expanded (cap {config.fanout_cap}): {report['questions_with_hubs_skipped']:,}"
     )
 
 

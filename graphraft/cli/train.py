@@ -9,27 +9,23 @@ import typer
 from rich.console import Console
 
 from graphraft.cli.common import run_guarded
+from graphraft.cli.options import with_config_flags
 from graphraft.config import load_settings
 from graphraft.errors import InputFileError
 from graphraft.training.config import TrainConfig
 from graphraft.training.trainer import train
 
 
+@with_config_flags(TrainConfig, skip=("task",))
 def train_cli(
     task: Annotated[str, typer.Argument(help="l1 (question -> Cypher) or l2 (answer selection).")],
-    config: Annotated[Path, typer.Option("--config", help="A YAML file from training/.")],
+    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file from training/.")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint.")] = False,
-    epochs: Annotated[Optional[float], typer.Option(help="Override the config's epochs.")] = None,
-    max_train_examples: Annotated[Optional[int], typer.Option(help="Override the training sample size.")] = None,
-    output_dir: Annotated[Optional[Path], typer.Option(help="Override where checkpoints and the adapter go.")] = None,
+    overrides: dict | None = None,
 ) -> None:
-    """Fine-tune L1 or L2 with LoRA (TRL SFTTrainer) on synthesized data; saves an adapter with metadata."""
-    train_command(
-        task,
-        config,
-        resume=resume,
-        overrides={"epochs": epochs, "max_train_examples": max_train_examples, "output_dir": output_dir},
-    )
+    """Fine-tune L1 or L2 with LoRA (TRL SFTTrainer) on synthesized data; saves an adapter with metadata.
+    Every setting of training/*.yaml is also a flag (a flag wins over the file)."""
+    train_command(task, config, resume=resume, overrides=overrides)
 
 
 def train_command(

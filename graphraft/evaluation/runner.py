@@ -13,7 +13,6 @@ MetaQA does)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections import Counter
@@ -23,10 +22,10 @@ from pathlib import Path
 from statistics import quantiles
 from typing import Any
 
+from graphraft.evaluation.config import METHODS
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.text import normalize_name
 
-METHODS = ("graphraft", "no-l2", "free", "vector", "base")
 METHOD_TITLES = {
     "graphraft": "GraphRAFT (L1 constrained + L2)",
     "no-l2": "without L2 (retrieved nodes in query order)",
@@ -181,7 +180,7 @@ def evaluate(
     embedder=None,
     title: str = "evaluation",
     progress: Callable[[int, int], None] | None = None,
-    group: int = 8,
+    group: int | None = None,
 ) -> EvalReport:
     """Run every method on every question. ``pipeline`` is the trained GraphRAFT (its L2 is
     used for 'graphraft'); 'free' and 'base' need the pipelines `variants` builds, 'vector'
@@ -191,7 +190,7 @@ def evaluate(
     runs += [
         (method, other) for method, other in (("free", free_pipeline), ("base", base_pipeline)) if method in methods
     ]
-    done, group = 0, max(1, group)
+    done, group = 0, max(1, group or pipeline.config.group)
     for start in range(0, len(items), group):
         chunk = items[start : start + group]
         # L1 searches a group of questions in each forward call (pipeline.ask_many)
@@ -228,11 +227,8 @@ def variants(pipeline) -> tuple[Any, Any]:
     from graphraft.inference.generation import ConstrainedGenerator, FreeGenerator
 
     model, tokenizer = pipeline.model, pipeline.tokenizer
-    free = copy.copy(pipeline)
-    free.generator, free.reasoner = FreeGenerator(model, tokenizer, adapter=pipeline.generator.adapter), None
-    base = copy.copy(pipeline)
-    base.generator = ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE)
-    base.reasoner = None
+    free = pipeline.with_parts(FreeGenerator(model, tokenizer, adapter=pipeline.generator.adapter))
+    base = pipeline.with_parts(ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE))
     return free, base
 
 

@@ -261,20 +261,16 @@ class FalkorDBStore(GraphStore):
             f"SET n.{EMBEDDING_PROPERTY} = vecf32(row.vector)"
         )
 
-    def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
-        rows = self.read(
+    def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
+        return self.read(
             f"CALL db.idx.vector.queryNodes('{ENTITY_LABEL}', '{EMBEDDING_PROPERTY}', $k, vecf32($v)) "
             "YIELD node, score RETURN node.id AS id, node.name AS name, labels(node) AS labels, score",
             {"k": int(k), "v": [float(x) for x in vector]},
         )
-        # FalkorDB reports cosine *distance*; callers get similarity.
-        return [
-            (
-                {"id": r["id"], "name": r["name"], "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]},
-                1.0 - float(r["score"]),
-            )
-            for r in rows
-        ]
+
+    @staticmethod
+    def _cosine(score: float) -> float:
+        return 1.0 - score  # FalkorDB reports cosine distance
 
     # ------------------------------------------------------------------ admin
     def _graph_exists(self) -> bool:

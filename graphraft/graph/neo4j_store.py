@@ -157,20 +157,16 @@ class Neo4jStore(GraphStore):
             f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)"
         )
 
-    def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
-        rows = self.read(
+    def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
+        return self.read(
             f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $v) YIELD node, score "
             "RETURN node.id AS id, node.name AS name, labels(node) AS labels, score",
             {"k": int(k), "v": [float(x) for x in vector]},
         )
-        # Neo4j reports (1 + cosine) / 2; callers get cosine similarity.
-        return [
-            (
-                {"id": r["id"], "name": r["name"], "labels": [lab for lab in r["labels"] if lab != ENTITY_LABEL]},
-                2.0 * float(r["score"]) - 1.0,
-            )
-            for r in rows
-        ]
+
+    @staticmethod
+    def _cosine(score: float) -> float:
+        return 2.0 * score - 1.0  # Neo4j reports (1 + cosine) / 2
 
     def clear(self) -> None:
         # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.

@@ -12,6 +12,11 @@ EMBEDDING_PROPERTY = "embedding"
 NAME_KEY_PROPERTY = "name_norm"
 
 
+def domain_labels(labels) -> tuple[str, ...]:
+    """A node's own labels, sorted, without the entity label GraphRAFT adds to every node."""
+    return tuple(sorted(label for label in labels if label != ENTITY_LABEL))
+
+
 @dataclass(slots=True)
 class NodeRecord:
     id: str

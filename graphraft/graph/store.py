@@ -27,6 +27,7 @@ from graphraft.graph.records import (
     NodeRecord,
     RelationshipRecord,
     WriteStats,
+    domain_labels,
 )
 from graphraft.graph.schema import GraphSchema, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
@@ -82,8 +83,13 @@ class GraphStore(ABC):
         """Cypher that sets ``embedding`` from ``$rows`` of {id, vector}."""
 
     @abstractmethod
-    def _vector_search(self, vector: Sequence[float], k: int) -> list[tuple[Row, float]]:
-        """k nearest nodes by name embedding: (node fields, cosine similarity)."""
+    def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
+        """k nearest nodes by name embedding: rows of id, name, labels and the index's score."""
+
+    @staticmethod
+    @abstractmethod
+    def _cosine(score: float) -> float:
+        """The vector index's score as cosine similarity."""
 
     @abstractmethod
     def has_vector_index(self) -> bool:
@@ -208,7 +214,13 @@ class GraphStore(ABC):
 
     def nearest_names(self, vector: Sequence[float], k: int = 5) -> list[tuple[Row, float]]:
         """Nodes whose name embedding is closest to ``vector``: ({id, name, labels}, cosine)."""
-        return self._vector_search(vector, k)
+        return [
+            (
+                {"id": r["id"], "name": r["name"], "labels": list(domain_labels(r["labels"]))},
+                self._cosine(float(r["score"])),
+            )
+            for r in self._vector_search(vector, k)
+        ]
 
     # ----------------------------------------------------------------- lookups
     def nodes_by_name(self, name: str, limit: int = 25) -> list[Row]:
@@ -240,7 +252,7 @@ class GraphStore(ABC):
             timeout_ms=timeout_ms,
         )
         for row in rows:
-            row["labels"] = [lab for lab in row["labels"] if lab != ENTITY_LABEL]
+            row["labels"] = list(domain_labels(row["labels"]))
             row["properties"].pop(EMBEDDING_PROPERTY, None)
         return rows
 
@@ -327,5 +339,5 @@ class GraphStore(ABC):
 
 def _primary_label(labels: list[str]) -> str:
     """The label a pattern names a node by: its first label other than the entity label."""
-    domain = sorted(lab for lab in labels if lab != ENTITY_LABEL)
+    domain = domain_labels(labels)
     return "|".join(domain) if domain else "(none)"

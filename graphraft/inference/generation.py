@@ -7,6 +7,7 @@ search with the trie logits processor stays as the reference (``method="beam"``)
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from graphraft.inference.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStat
 from graphraft.inference.decoding.tree_attention import PromptCache
 from graphraft.inference.decoding.trie import CandidateIndex
 from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.models import pad_token_id
 
 METHODS = ("exact", "beam")
 
@@ -35,7 +37,7 @@ def _beam_search(
     """(generated token ids, sequence score) for each returned beam, best first."""
     device = next(model.parameters()).device
     input_ids = torch.tensor([prompt], device=device)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_token_id
+    pad = pad_token_id(tokenizer)
     output = model.generate(
         input_ids=input_ids,
         attention_mask=torch.ones_like(input_ids),
@@ -68,7 +70,26 @@ def _unique(queries) -> list[GeneratedQuery]:
     return results
 
 
-class ConstrainedGenerator:
+class QueryGenerator(ABC):
+    """Writes queries for questions (L1). ``candidate_lists`` are each question's enumerated
+    queries; a generator may ignore them (the free baseline). ``check`` runs between model calls
+    (an overall deadline raises there)."""
+
+    @abstractmethod
+    def generate_many(
+        self,
+        questions: Sequence[str],
+        candidate_lists: Sequence[Sequence[str]],
+        num_beams: int = 5,
+        group: int = 8,
+        check: Callable[[], None] | None = None,
+    ) -> list[list[GeneratedQuery]]: ...
+
+    def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
+        return self.generate_many([question], [candidates], num_beams)[0]
+
+
+class ConstrainedGenerator(QueryGenerator):
     """L1 that can only write candidate queries: the ``num_beams`` most likely ones.
 
     ``adapter`` names the adapter to run on a multi-adapter model (``adapters.BASE``: none);
@@ -106,7 +127,7 @@ class ConstrainedGenerator:
     def _queries(self, index: CandidateIndex, found) -> list[GeneratedQuery]:
         """(sequence, score) pairs as queries; fail-closed: a sequence that is not a candidate
         maps to None and is dropped."""
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else index.eos_token_id
+        pad = pad_token_id(self.tokenizer)
         return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
 
     @torch.no_grad()
@@ -164,7 +185,7 @@ def _sequence_logprob(model, prompt: list[int], sequence: list[int]) -> float:
     return logprobs[torch.arange(len(sequence)), torch.tensor(sequence)].sum().item()
 
 
-class FreeGenerator:
+class FreeGenerator(QueryGenerator):
     """L1 without the constraint (a baseline): beam search over the whole vocabulary; the
     queries are returned as written, valid or not."""
 

@@ -16,20 +16,20 @@ from graphraft.errors import InvalidInputError
 from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
 from graphraft.inference.adapters import BASE
+from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
 from graphraft.inference.deadline import Deadline
-from graphraft.inference.generation import ConstrainedGenerator
+from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.inference.retrieval import execute, patterns_shown, textualise
 from graphraft.inference.selection import AnswerSelector
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
-from graphraft.synthesis.resolution import EntityResolver
+from graphraft.synthesis.resolution import resolver_for
 
 NO_VECTOR_INDEX = (
     "this graph has no name embeddings (loaded with --no-embed?): names were matched exactly "
     "and by text only; `graphraft embed` adds them for misspelled names"
 )
-DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
 
 
 class AnswerNode(BaseModel):
@@ -63,6 +63,9 @@ class Answer(BaseModel):
 
 
 class GraphRAFT:
+    """The pipeline, built from ``Settings`` (models, adapters, database) and an ``AskConfig``
+    (how to ask: ``config``, or its fields as keyword arguments)."""
+
     def __init__(
         self,
         settings: Settings | None = None,
@@ -71,12 +74,11 @@ class GraphRAFT:
         model=None,
         tokenizer=None,
         extractor: EntityExtractor | None = None,
-        num_beams: int | None = None,
-        max_hops: int = 3,
-        fanout_cap: int = 500,
-        node_budget: int = 100,
-        evidence_tokens: int = 1_500,
+        config: AskConfig | None = None,
+        **options,
     ):
+        self.config = AskConfig(**{**(config.model_dump() if config else {}), **options})
+        evidence_tokens = self.config.evidence_tokens
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
         from graphraft.inference.adapters import load_adapters, read_metadata
@@ -104,32 +106,34 @@ class GraphRAFT:
             )
             self.reasoner = AnswerSelector(model, tokenizer, adapter="l2")
         self.tokenizer = tokenizer
-        self.generator = ConstrainedGenerator(
+        self.generator: QueryGenerator = ConstrainedGenerator(
             model, tokenizer, method=self.settings.decoding, adapter="l1" if self.settings.l1_adapter else BASE
         )
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
-        self.resolver = EntityResolver(
-            self.store, self._embedder, self.settings.similarity_floor, self.settings.max_candidates
-        )
-        self.enumerator = PatternEnumerator(self.store, fanout_cap, self.settings.query_timeout_ms)
+        self.resolver = resolver_for(self.store, self.settings)
+        self.enumerator = PatternEnumerator(self.store, self.config.fanout_cap, self.settings.query_timeout_ms)
         # L1 writes as many queries as L2 reads (the patterns its evidence shows, as trained):
         # ranking more costs time and changes no answer; without L2, 5
-        self.num_beams = num_beams or self.default_queries()
-        self.max_hops = max_hops
-        self.node_budget, self.evidence_tokens = node_budget, evidence_tokens
+        self.num_beams = self.config.beams or self.default_queries()
+        self.max_hops = self.config.max_hops
+        self.node_budget, self.evidence_tokens = self.config.node_budget, evidence_tokens
+
+    def with_parts(self, generator: QueryGenerator, reasoner: AnswerSelector | None = None) -> GraphRAFT:
+        """This pipeline (the same store, model, anchoring, candidates and retrieval) with another
+        query generator and answer selector (None: query order): how the evaluation's baselines
+        are made, so they differ from GraphRAFT in nothing else."""
+        other = object.__new__(GraphRAFT)
+        other.__dict__.update(self.__dict__)
+        other.generator, other.reasoner = generator, reasoner
+        return other
 
     def default_queries(self) -> int:
         return self.evidence_patterns if self.reasoner is not None and self.evidence_patterns else DEFAULT_QUERIES
 
-    def _embedder(self):
-        from graphraft.graph.embeddings import make_embedder
-
-        return make_embedder(self.settings)
-
     def ask(self, question: str) -> Answer:
         return self.ask_many([question])[0]
 
-    def ask_many(self, questions: list[str], group: int = 8) -> list[Answer]:
+    def ask_many(self, questions: list[str], group: int | None = None) -> list[Answer]:
         """``ask`` for each question, L1 searching ``group`` questions together in each forward
         call (the same answers as one at a time, more questions a second). Each answer's
         ``generate`` timing is its even share of the search."""
@@ -147,7 +151,7 @@ class GraphRAFT:
             [a.question for a, _, _ in pending],
             [list(p) for _, p, _ in pending],
             num_beams=self.num_beams,
-            group=group,
+            group=group or self.config.group,
             check=lambda: deadline.check("writing queries (L1)"),
         )
         share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)

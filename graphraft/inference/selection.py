@@ -18,6 +18,7 @@ from graphraft.inference.adapters import adapter_active
 from graphraft.inference.decoding.tree_attention import Branch, PromptCache, TreeCache
 from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.prompts import l2_answer_text, l2_messages, prompt_ids
+from graphraft.models import pad_token_id
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class AnswerSelector:
         """The reference: prompt + reply for every set in one right-padded batch (the prompt
         encoded once per set)."""
         width = len(prompt) + max(len(r) for r in replies)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        pad = pad_token_id(self.tokenizer)
         ids = torch.full((len(replies), width), pad)
         mask = torch.zeros((len(replies), width), dtype=torch.long)
         for row, reply in enumerate(replies):

@@ -7,11 +7,11 @@ ranks these; inference renders them all as the candidates the model may write.""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graphraft.errors import QueryTimeoutError
-from graphraft.graph.records import ENTITY_LABEL
+from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 from graphraft.synthesis.templates import template
@@ -46,10 +46,6 @@ class Enumeration:
         self.seconds += other.seconds
 
 
-def _labels(raw: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(label for label in raw if label != ENTITY_LABEL))
-
-
 class PatternEnumerator:
     """Runs the enumeration templates with a per-query timeout and a hub fan-out cap."""
 
@@ -80,7 +76,8 @@ class PatternEnumerator:
         }
         for row in self._run(HOP_TEMPLATES[hops], params, result, anchor.id):
             steps = tuple(
-                Step(row[f"type{i}"], bool(row[f"out{i}"]), _labels(row[f"labels{i}"])) for i in range(1, hops + 1)
+                Step(row[f"type{i}"], bool(row[f"out{i}"]), domain_labels(row[f"labels{i}"]))
+                for i in range(1, hops + 1)
             )
             result.patterns.append(
                 PatternStats(Pattern(anchor, steps, target=hops), int(row["total"]), int(row["hits"]))
@@ -106,8 +103,8 @@ class PatternEnumerator:
         }
         for row in self._run("enumerate_bridge", params, result, f"{first.id} + {second.id}"):
             steps = (
-                Step(row["type1"], bool(row["out1"]), _labels(row["labels1"])),
-                Step(row["type2"], bool(row["out2"]), _labels(row["labels2"])),
+                Step(row["type1"], bool(row["out1"]), domain_labels(row["labels1"])),
+                Step(row["type2"], bool(row["out2"]), domain_labels(row["labels2"])),
             )
             pattern = Pattern(first, steps, target=1, end_anchor=second)
             result.patterns.append(PatternStats(pattern, int(row["total"]), int(row["hits"])))

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from graphraft.errors import ConfigurationError, GraphRAFTError
+from graphraft.models import pad_token_id
 from graphraft.text import normalize_name
 
 _MARKED = re.compile(r"\[([^\[\]]+)\]|\"([^\"]+)\"|“([^”]+)”")
@@ -185,7 +186,7 @@ class LocalChatExtractor(EntityExtractor):
                 **inputs,
                 max_new_tokens=self.max_new_tokens,
                 do_sample=False,
-                pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+                pad_token_id=pad_token_id(self.tokenizer),
             )
         reply = self.tokenizer.decode(output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
         return [Mention(text, "llm") for text in parse_entity_list(reply) if text.lower() in question.lower()]

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 
 from graphraft.graph.embeddings import Embedder
+from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.mentions import Mention
 from graphraft.synthesis.patterns import AnchorRef
@@ -41,6 +42,13 @@ class Anchor:
         data = asdict(self)
         data["labels"] = list(self.labels)
         return data
+
+
+def resolver_for(store: GraphStore, settings) -> EntityResolver:
+    """The resolver the settings describe: their embedder (made on first need), floor and candidates."""
+    from graphraft.graph.embeddings import make_embedder
+
+    return EntityResolver(store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates)
 
 
 class EntityResolver:
@@ -73,7 +81,7 @@ class EntityResolver:
         text = mention.text if isinstance(mention, Mention) else mention
         exact = self.store.nodes_by_name(text, limit=self.max_candidates)
         if exact:
-            return [Anchor(text, row["id"], row["name"], _domain(row["labels"]), "exact", 1.0) for row in exact]
+            return [Anchor(text, row["id"], row["name"], domain_labels(row["labels"]), "exact", 1.0) for row in exact]
         if self._vector_index is None:
             self._vector_index = self.store.has_vector_index()
         vector = self._embed(text) if self._vector_index else None
@@ -83,7 +91,9 @@ class EntityResolver:
         for node, similarity in self.store.nearest_names(vector, k=self.max_candidates):
             if similarity >= self.similarity_floor:
                 anchors.append(
-                    Anchor(text, node["id"], node["name"], _domain(node["labels"]), "vector", round(similarity, 4))
+                    Anchor(
+                        text, node["id"], node["name"], domain_labels(node["labels"]), "vector", round(similarity, 4)
+                    )
                 )
         return anchors
 
@@ -96,7 +106,7 @@ class EntityResolver:
             key=lambda pair: -pair[0],
         )
         return [
-            Anchor(text, row["id"], row["name"], _domain(row["labels"]), "text", round(score, 4))
+            Anchor(text, row["id"], row["name"], domain_labels(row["labels"]), "text", round(score, 4))
             for score, row in scored[: self.max_candidates]
             if score >= TEXT_FLOOR
         ]
@@ -110,7 +120,3 @@ class EntityResolver:
                     seen.add(anchor.id)
                     anchors.append(anchor)
         return anchors
-
-
-def _domain(labels) -> tuple[str, ...]:
-    return tuple(sorted(label for label in labels if label != "__Entity__"))

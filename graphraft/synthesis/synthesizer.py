@@ -18,40 +18,60 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from graphraft.config import StageConfig
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.metaqa import QAItem
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
-from graphraft.synthesis.mentions import EntityExtractor
+from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION
 from graphraft.synthesis.ranking import rank, select
-from graphraft.synthesis.resolution import Anchor, EntityResolver
+from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
 
 
-@dataclass
-class SynthesisConfig:
-    max_hops: int = 3
-    bridges: bool = True
-    fanout_cap: int = 500
-    timeout_ms: int = 10_000
-    min_recall: float = 1.0
-    min_precision: float = 0.0
-    alternatives: int = 3
-    all_hops: bool = False  # go on past an exact pattern: deeper ties become alternatives
-    workers: int = 2
+class SynthesisConfig(StageConfig):
+    """How training pairs are made (`graphraft synthesize` takes each field as a flag)."""
+
+    max_hops: int = Field(3, ge=1, le=3, description="Longest pattern to enumerate.")
+    bridges: bool = Field(True, description="Also join pairs of anchors.")
+    fanout_cap: int = Field(500, ge=1, description="Do not expand nodes with more relationships than this.")
+    timeout_ms: int = Field(10_000, ge=1, description="Time limit per enumeration query.")
+    min_recall: float = Field(
+        1.0, ge=0.0, le=1.0, description="Keep a question only if its best query reaches this recall."
+    )
+    min_precision: float = Field(0.0, ge=0.0, le=1.0, description="... and this precision.")
+    alternatives: int = Field(3, ge=0, description="Next-best queries kept per question.")
+    all_hops: bool = Field(
+        False,
+        description="Enumerate every hop length even after an exact pattern (deeper ties become "
+        "alternatives, so targets can follow the question's wording).",
+    )
+    workers: int = Field(2, ge=1, description="Questions worked on in parallel.")
 
     def fingerprint(self) -> dict[str, Any]:
         """What decides the rows' content (not how fast they are made)."""
-        data = asdict(self)
+        data = self.model_dump()
         data.pop("workers")
         if not data["all_hops"]:
             data.pop("all_hops")  # the default, as in files written before the option existed
         data["renderer_version"] = RENDERER_VERSION
         return data
+
+
+def synthesizer_for(store, settings, config: SynthesisConfig) -> Synthesizer:
+    """The synthesizer for a store: the settings' extractor and resolver, the config's enumeration limits."""
+    return Synthesizer(
+        make_extractor(settings.extractor, store, settings),
+        resolver_for(store, settings),
+        PatternEnumerator(store, config.fanout_cap, config.timeout_ms),
+        config,
+    )
 
 
 class Synthesizer:

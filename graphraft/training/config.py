@@ -6,86 +6,75 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from graphraft.errors import InputFileError
+from graphraft.config import StageConfig
 from graphraft.inference.prompts import DETAIL_CHARS
 
 
 class LoraSettings(BaseModel):
-    r: int = Field(16, gt=0)
-    alpha: int = Field(32, gt=0)
-    dropout: float = Field(0.05, ge=0.0, lt=1.0)
-    target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-    # Adapt only the top N transformer layers (None: all). Backpropagation then stops there:
-    # a step costs about half as much with the top 10 of SmolLM2-135M's 30 layers.
-    top_layers: int | None = Field(None, gt=0)
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = Field(16, gt=0, description="LoRA rank.")
+    alpha: int = Field(32, gt=0, description="LoRA alpha (the update is scaled by alpha / r).")
+    dropout: float = Field(0.05, ge=0.0, lt=1.0, description="LoRA dropout.")
+    target_modules: list[str] = Field(
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        description="Linear layers that get adapters (repeat the flag for several).",
+    )
+    # backpropagation then stops there: a step costs about half as much with the top 10 of
+    # SmolLM2-135M's 30 layers
+    top_layers: int | None = Field(None, gt=0, description="Adapt only the top N transformer layers (unset: all).")
 
 
-class TrainConfig(BaseModel):
-    task: Literal["l1", "l2"]
-    base_model: str = "bundled"  # 'bundled', a folder, a hub id, or 'tiny-random' (tests)
-    data: list[Path]  # synthesis JSONL files
-    output_dir: Path
-    graph: str | None = None  # graph the data was synthesised on (validation, L2 evidence)
-    max_train_examples: int | None = 3000  # a stable sample, equal shares per hop
-    validation_examples: int = 500
-    epochs: float = 1.0
-    batch_size: int = 8
-    gradient_accumulation: int = 1
-    learning_rate: float = 5e-4
-    warmup_ratio: float = 0.03
-    max_length: int = 384
-    schema_hints: bool = False
+class TrainConfig(StageConfig):
+    """How L1 or L2 is trained: a YAML file in training/ sets these, a flag overrides one."""
+
+    task: Literal["l1", "l2"] = Field(description="l1 (question -> Cypher) or l2 (answer selection).")
+    base_model: str = Field("bundled", description="'bundled', a folder, a hub id, or 'tiny-random' (tests).")
+    data: list[Path] = Field(description="Synthesis JSONL files (repeat the flag for several).")
+    output_dir: Path = Field(description="Where checkpoints and the adapter go.")
+    graph: str | None = Field(None, description="Graph the data was synthesised on (validation, L2 evidence).")
+    max_train_examples: int | None = Field(3000, description="A stable sample of the rows, equal shares per hop.")
+    validation_examples: int = Field(500, description="Held-out rows scored after each epoch.")
+    epochs: float = Field(1.0, gt=0)
+    batch_size: int = Field(8, gt=0)
+    gradient_accumulation: int = Field(1, gt=0)
+    learning_rate: float = Field(5e-4, gt=0)
+    warmup_ratio: float = Field(0.03, ge=0)
+    max_length: int = Field(384, gt=0, description="Longest example in tokens.")
+    schema_hints: bool = Field(False, description="Put the graph's schema in L1's prompt.")
     seed: int = 0
-    # bfloat16 autocast; only where the hardware computes it natively (CUDA, a CPU with
-    # AVX512-BF16 or AMX): emulated bfloat16 is slower than float32
-    bf16: bool = False
-    # no compute on padding: each batch is one sequence of the examples laid end to end, with
-    # position ids restarting per example (a block-diagonal causal mask; no cross-talk). Worth
-    # it for short examples (L1: 1.14x the examples a minute, benchmarks/train_speed.py); with
-    # long ones (L2's evidence) the attention over one long sequence can cost more than padding
-    padding_free: bool = False
-    # padding-free, and the beginning all of a batch's examples share (the system prompt) fed
-    # once for the batch, each example attending to it (graphraft/packing.py); takes
-    # precedence over padding_free
-    shared_prefix: bool = False
-    load_in_4bit: bool = False  # QLoRA through bitsandbytes, only when CUDA is present
-    save_steps: int = 100
-    logging_steps: int = 10
-    eval_batch_size: int = 16
-    max_hops: int = 3
-    l2_queries: int = 3  # queries whose results make up one L2 evidence block
-    evidence_tokens: int = 700
-    # L2: characters of node details per evidence line (0: name and label only, so more of
-    # the retrieved nodes fit the token budget); `ask` uses what the adapter was trained with
-    evidence_details: int = Field(DETAIL_CHARS, ge=0)
-    # L2: an L1 adapter whose top query opens each evidence block, as at ask time; without
-    # one, the best query is placed among the sampled ones at random
-    l1_adapter: Path | None = None
+    # only where the hardware computes it natively (CUDA, a CPU with AVX512-BF16 or AMX):
+    # emulated bfloat16 is slower than float32
+    bf16: bool = Field(False, description="bfloat16 autocast.")
+    # each batch is one sequence of the examples laid end to end, with position ids restarting
+    # per example (a block-diagonal causal mask; no cross-talk). Worth it for short examples
+    # (L1: 1.14x the examples a minute, benchmarks/train_speed.py); with long ones (L2's
+    # evidence) the attention over one long sequence can cost more than padding
+    padding_free: bool = Field(False, description="No compute on padding: a batch is one packed sequence.")
+    # takes precedence over padding_free (graphraft/training/packing.py)
+    shared_prefix: bool = Field(
+        False,
+        description="Padding-free, and the beginning a batch's examples share (the system prompt) fed once.",
+    )
+    load_in_4bit: bool = Field(False, description="QLoRA through bitsandbytes, only when CUDA is present.")
+    save_steps: int = Field(100, gt=0, description="Steps between checkpoints.")
+    logging_steps: int = Field(10, gt=0)
+    eval_batch_size: int = Field(16, gt=0)
+    max_hops: int = Field(3, ge=1, le=3, description="Longest candidate pattern (L2's evidence).")
+    l2_queries: int = Field(3, gt=0, description="L2: queries whose results make up one evidence block.")
+    evidence_tokens: int = Field(700, gt=0, description="L2: the evidence budget in tokens.")
+    # 0: name and label only, so more of the retrieved nodes fit the token budget; `ask` uses
+    # what the adapter was trained with
+    evidence_details: int = Field(DETAIL_CHARS, ge=0, description="L2: characters of node details per evidence line.")
+    # without one, the best query is placed among the sampled ones at random
+    l1_adapter: Path | None = Field(
+        None, description="L2: an L1 adapter whose top query opens each evidence block, as at ask time."
+    )
     lora: LoraSettings = LoraSettings()
 
+    @field_validator("data", mode="before")
     @classmethod
-    def from_yaml(cls, path: Path, **overrides) -> TrainConfig:
-        path = Path(path)
-        if not path.is_file():
-            raise InputFileError(f"{path}: training config not found")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise InputFileError(f"{path}: not valid YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise InputFileError(f"{path}: expected a mapping of settings")
-        data.update({k: v for k, v in overrides.items() if v is not None})
-        for key in ("data",):
-            if key in data:
-                values = data[key] if isinstance(data[key], list) else [data[key]]
-                data[key] = [str(v) for v in values]
-        try:
-            config = cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputFileError(f"{path}: {where}: {first['msg']}") from None
-        return config
+    def _one_or_many(cls, value):
+        return [value] if isinstance(value, (str, Path)) else value

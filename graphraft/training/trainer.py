@@ -25,6 +25,7 @@ from graphraft.graph.loaders.files import jsonl_rows
 from graphraft.inference.adapters import write_metadata
 from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.prompts import l1_messages, l2_answer_text, l2_messages, prompt_ids
+from graphraft.sampling import stable_groups, stable_hash
 from graphraft.training.config import TrainConfig
 from graphraft.training.targets import choose_targets
 
@@ -46,14 +47,12 @@ def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> l
     """``count`` rows with equal shares per hop, chosen by a hash (the same on every run)."""
     if count is None or count >= len(rows):
         return list(rows)
-    by_hop: dict[int, list] = defaultdict(list)
-    for row in rows:
-        by_hop[row.get("hops", 0)].append(row)
-    key = lambda row: hashlib.sha1(f"{seed}:{row['qid']}".encode()).hexdigest()  # noqa: E731
+    key = lambda row: f"{seed}:{row['qid']}"  # noqa: E731
+    by_hop = stable_groups(rows, lambda row: row.get("hops", 0), key)
     share, chosen = count // len(by_hop), []
-    for hop in sorted(by_hop):
-        chosen += sorted(by_hop[hop], key=key)[:share]
-    rest = sorted((r for r in rows if r not in chosen), key=key)
+    for ordered in by_hop.values():
+        chosen += ordered[:share]
+    rest = sorted((r for r in rows if r not in chosen), key=lambda row: stable_hash(key(row)))
     chosen += rest[: count - len(chosen)]
     random.Random(seed).shuffle(chosen)
     return chosen

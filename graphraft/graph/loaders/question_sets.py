@@ -3,11 +3,11 @@ user's own file, filtered by split and hops, with a stable sample per hop."""
 
 from __future__ import annotations
 
-import hashlib
 from enum import Enum
 from pathlib import Path
 
 from graphraft.errors import InputFileError
+from graphraft.sampling import stable_groups
 
 
 class Dataset(str, Enum):
@@ -60,11 +60,8 @@ def load_items(
     if hops:
         items = [item for item in items if item.hops in hops]
     if limit is not None:
-        by_hop: dict[int, list] = {}
-        for item in items:
-            by_hop.setdefault(item.hops, []).append(item)
-        stable = lambda item: hashlib.sha1(item.qid.encode()).hexdigest()  # noqa: E731
-        items = [item for hop in sorted(by_hop) for item in sorted(by_hop[hop], key=stable)[:limit]]
+        by_hop = stable_groups(items, lambda item: item.hops, lambda item: item.qid)
+        items = [item for ordered in by_hop.values() for item in ordered[:limit]]
     return items
 
 

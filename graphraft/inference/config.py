@@ -1,0 +1,24 @@
+"""How a question is answered: the settings of the asking stage. `graphraft ask` and
+`graphraft eval` take each field as a flag; the models, adapters and database come from
+``graphraft.config.Settings`` (environment and global flags)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from graphraft.config import StageConfig
+
+DEFAULT_QUERIES = 5  # queries L1 writes when no L2 adapter says how many it reads
+
+
+class AskConfig(StageConfig):
+    beams: int | None = Field(
+        None, ge=1, description="Queries L1 writes (default: as many as the L2 adapter reads, else 5)."
+    )
+    max_hops: int = Field(3, ge=1, le=3, description="Longest candidate pattern.")
+    node_budget: int = Field(100, ge=1, description="Stop running queries after this many nodes.")
+    fanout_cap: int = Field(500, ge=1, description="Do not expand nodes with more relationships than this.")
+    evidence_tokens: int = Field(
+        1_500, ge=1, description="Evidence budget in tokens (an L2 adapter's own setting wins)."
+    )
+    group: int = Field(8, ge=1, description="Questions L1 searches together in one forward call (many questions).")
