@@ -13,9 +13,11 @@ from pathlib import Path
 from graphraft.config import load_settings
 from graphraft.graph import open_store
 from graphraft.inference.adapters import load_adapter
+from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
+from graphraft.training.examples import read_synthesis, stable_sample
 from graphraft.training.targets import choose_targets
-from graphraft.training.trainer import ExactMatch, load_base, read_synthesis, stable_sample
+from graphraft.training.trainer import ExactMatch
 
 
 def main() -> None:

@@ -26,8 +26,9 @@ from graphraft.inference.generation import top_queries
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.patterns import AnchorRef
+from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
-from graphraft.training.trainer import load_base, read_synthesis, stable_sample
+from graphraft.training.examples import read_synthesis, stable_sample
 
 
 @torch.no_grad()

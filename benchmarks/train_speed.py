@@ -20,9 +20,11 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from graphraft.config import load_settings
+from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
+from graphraft.training.examples import l1_examples, read_synthesis, stable_sample
 from graphraft.training.targets import choose_targets
-from graphraft.training.trainer import l1_examples, load_base, make_trainer, read_synthesis, stable_sample
+from graphraft.training.trainer import make_trainer
 
 
 class StepClock(TrainerCallback):

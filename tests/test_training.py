@@ -24,8 +24,9 @@ from graphraft.inference.generation import ConstrainedGenerator
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.training.config import TrainConfig
+from graphraft.training.examples import L1TopQueries, l2_rows, read_synthesis, tokenize_example
 from graphraft.training.targets import choose_targets, question_template, signature
-from graphraft.training.trainer import L1TopQueries, l2_rows, read_synthesis, tokenize_example, train
+from graphraft.training.trainer import train
 
 GRAPH = "training-demo"
 

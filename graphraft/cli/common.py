@@ -3,6 +3,7 @@ stderr and an exit code, with the libraries' own noise turned down."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
@@ -32,8 +33,14 @@ def _quiet_libraries() -> None:
 
 
 def run_guarded(application) -> None:
-    """Run a typer app: GraphRAFT errors become one line on stderr and an exit code."""
+    """Run a typer app: GraphRAFT errors become one line on stderr and an exit code. The
+    library's log messages show at GRAPHRAFT_LOG_LEVEL (default WARNING; INFO says more)."""
     _quiet_libraries()
+    level = os.environ.get("GRAPHRAFT_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(
+        level=level if level in logging.getLevelNamesMapping() else "WARNING",
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         application()
     except GraphRAFTError as exc:

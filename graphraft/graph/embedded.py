@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import signal
 import socket
@@ -46,6 +47,8 @@ AOF_DIR = "appendonlydir"
 SERVER_LOCK = "server.lock"  # held by the running server
 START_LOCK = "start.lock"  # held while a command starts or stops the server
 CATALOG_FILE = "graphs.json"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -290,8 +293,10 @@ class EmbeddedServer:
             elif state == "ready":
                 info = ServerInfo(pid=proc.pid, port=port)
                 if not has_log:
+                    logger.info("switching on the append-only log in %s", self.data_dir)
                     self._switch_on_log(port, time.monotonic() + self.load_timeout)
                 _write_atomically(self.state_path, json.dumps(asdict(info)))
+                logger.info("embedded FalkorDB started: 127.0.0.1:%d (pid %d, data %s)", port, proc.pid, self.data_dir)
                 return info
             time.sleep(0.05)
         proc.kill()

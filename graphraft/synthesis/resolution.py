@@ -8,6 +8,7 @@ similarity), and ``vector_missing`` says so for the caller to report."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
@@ -23,6 +24,8 @@ from graphraft.text import normalize_name
 #: mention that is most of the name ("Forrest Gump" in "Forrest Gump 2") passes, a single
 #: shared word in a long name does not
 TEXT_FLOOR = 0.5
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class EntityResolver:
             return [Anchor(text, row["id"], row["name"], domain_labels(row["labels"]), "exact", 1.0) for row in exact]
         if self._vector_index is None:
             self._vector_index = self.store.has_vector_index()
+            if not self._vector_index:
+                logger.info("%s has no vector index: names are matched exactly and by text", self.store.description)
         vector = self._embed(text) if self._vector_index else None
         if vector is None:
             return self._text_match(text)

@@ -13,169 +13,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from collections import defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from graphraft.errors import InputFileError
-from graphraft.graph.loaders.files import jsonl_rows
 from graphraft.inference.adapters import write_metadata
-from graphraft.inference.decoding.trie import candidate_sequences
-from graphraft.inference.prompts import l1_messages, l2_answer_text, l2_messages, prompt_ids
-from graphraft.sampling import stable_groups, stable_hash
+from graphraft.inference.prompts import l2_messages
+from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
+from graphraft.training.examples import (
+    L1TopQueries,
+    l1_examples,
+    l2_rows,
+    read_synthesis,
+    schema_hint,
+    stable_sample,
+    tokenize_example,
+)
 from graphraft.training.targets import choose_targets
 
 
 # ---------------------------------------------------------------------------------- data
-def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    rows = []
-    for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            raise InputFileError(f"{path}: synthesis output not found (run python -m graphraft.synthesize first)")
-        rows += [row for _, row in jsonl_rows(path) if row.get("status") == "ok" and row.get("cypher")]
-    if not rows:
-        raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
-    return rows
-
-
-def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
-    """``count`` rows with equal shares per hop, chosen by a hash (the same on every run)."""
-    if count is None or count >= len(rows):
-        return list(rows)
-    key = lambda row: f"{seed}:{row['qid']}"  # noqa: E731
-    by_hop = stable_groups(rows, lambda row: row.get("hops", 0), key)
-    share, chosen = count // len(by_hop), []
-    for ordered in by_hop.values():
-        chosen += ordered[:share]
-    rest = sorted((r for r in rows if r not in chosen), key=lambda row: stable_hash(key(row)))
-    chosen += rest[: count - len(chosen)]
-    random.Random(seed).shuffle(chosen)
-    return chosen
-
-
-def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str) -> dict[str, list[int]]:
-    prompt = prompt_ids(tokenizer, messages)
-    target = list(candidate_sequences(tokenizer, [completion])[0])
-    return {"input_ids": prompt + target, "completion_mask": [0] * len(prompt) + [1] * len(target)}
-
-
-def schema_hint(store) -> str:
-    schema = store.schema()
-    return "; ".join(str(p) for p in schema.patterns)
-
-
-def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
-    return [tokenize_example(tokenizer, l1_messages(row["question"], hint), targets[row["qid"]]) for row in rows]
-
-
-def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
-    """Evidence as `ask` builds it, from ``l2_queries`` queries around the question's anchors:
-    L1's top query first when ``l1_top`` gives one (as at ask time), then the best query when
-    L1 missed it and queries sampled from the others (the paper's "sampled from the ranked
-    candidates"), shuffled; run on the read path and textualised; target = the answer names.
-    The other queries are distractors: L2 must find, from the question, which pattern holds
-    the answers, and learns how far to trust the first one."""
-    from graphraft.inference.generation import GeneratedQuery
-    from graphraft.inference.retrieval import execute, textualise
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.patterns import AnchorRef, Pattern
-
-    enumerator = PatternEnumerator(store)
-    rng = random.Random(config.seed)
-    around = []
-    for row in rows:
-        refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
-        around.append({p.cypher: p.pattern for p in enumerator.all_patterns(refs, config.max_hops).patterns})
-    firsts = l1_top([r["question"] for r in rows], [list(c) for c in around]) if l1_top else [None] * len(rows)
-    out = []
-    for row, patterns, first in zip(rows, around, firsts):
-        patterns = {**patterns, row["cypher"]: Pattern.from_dict(row["pattern"])}
-        lead = [first] if first in patterns else []
-        best = [row["cypher"]] if row["cypher"] not in lead else []
-        others = [c for c in patterns if c != row["cypher"] and c not in lead]
-        rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
-        rng.shuffle(rest)
-        chosen = lead + rest
-        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)])
-        names = {a["id"]: a["name"] for a in row["anchors"]}
-        evidence = textualise(
-            retrieval,
-            patterns,
-            names,
-            config.evidence_tokens,
-            lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
-            detail_chars=config.evidence_details,
-        )
-        out.append(
-            {
-                "qid": row["qid"],
-                "question": row["question"],
-                "evidence": evidence,
-                "target": l2_answer_text(row["answers"], evidence),
-            }
-        )
-    return out
-
-
-class L1TopQueries:
-    """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
-    adapter (loaded on first use, with the schema hint it was trained with)."""
-
-    def __init__(self, config: TrainConfig, home: Path, store):
-        from graphraft.inference.adapters import check_metadata
-
-        check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
-        self.config, self.home, self.store = config, home, store
-        self.loaded = None
-
-    def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
-        from graphraft.inference.adapters import load_adapter, read_metadata
-        from graphraft.inference.generation import top_queries
-
-        if self.loaded is None:
-            base, tokenizer = load_base(self.config, self.home)
-            model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
-            hint = schema_hint(self.store) if read_metadata(self.config.l1_adapter).get("schema_hints") else None
-            self.loaded = model, tokenizer, hint
-        model, tokenizer, hint = self.loaded
-        return top_queries(model, tokenizer, questions, candidates, hint)
-
-
-# ---------------------------------------------------------------------------------- models
-def load_base(config: TrainConfig, home: Path):
-    import torch
-
-    from graphraft.models import TINY_RANDOM, load_causal_lm, tiny_random_model
-
-    if config.base_model == TINY_RANDOM:
-        return tiny_random_model(home, seed=config.seed)
-    quantization = None
-    if config.load_in_4bit and torch.cuda.is_available():
-        from transformers import BitsAndBytesConfig
-
-        quantization = BitsAndBytesConfig(
-            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16
-        )
-    if quantization is None:
-        return load_causal_lm(
-            config.base_model, home, dtype=torch.bfloat16 if config.bf16 and torch.cuda.is_available() else None
-        )
-    from transformers import AutoModelForCausalLM
-
-    from graphraft.models import load_tokenizer, resolve_model_path
-
-    model = AutoModelForCausalLM.from_pretrained(
-        resolve_model_path(config.base_model, home), quantization_config=quantization, device_map="auto"
-    )
-    return model, load_tokenizer(config.base_model, home)
-
-
-# ---------------------------------------------------------------------------------- validation
 class ExactMatch:
     """Exact-query match of L1's most likely candidate query on validation questions."""
 
@@ -308,12 +167,13 @@ def make_trainer(
 
 
 def train(config: TrainConfig, settings, resume: bool = False, progress_callback=None) -> dict[str, Any]:
-    """Train an L1 or L2 adapter as configured; returns the summary also saved beside it."""
+    """Train an L1 or L2 adapter as configured; returns the summary also saved beside it.
+    ``progress_callback`` gets dicts: a ``note``, a ``step`` with its loss, an epoch's scores."""
     import torch
-    from transformers import TrainerCallback
 
     from graphraft.graph import open_store
 
+    notify = progress_callback or (lambda entry: None)
     started = time.perf_counter()
     torch.manual_seed(config.seed)
     rows = read_synthesis(config.data)
@@ -323,81 +183,46 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     val_rows = stable_sample(
         [r for r in rows if r.get("split") == "validation"], config.validation_examples, config.seed
     )
-    if progress_callback:
-        progress_callback(
-            {
-                "note": f"{len(train_rows):,} training and {len(val_rows):,} validation questions; "
-                "building the examples"
-                + (" (L1 writes its query for each first)" if config.task == "l2" and config.l1_adapter else "")
-            }
-        )
+    notify(
+        {
+            "note": f"{len(train_rows):,} training and {len(val_rows):,} validation questions; building the examples"
+            + (" (L1 writes its query for each first)" if config.task == "l2" and config.l1_adapter else "")
+        }
+    )
     model, tokenizer = load_base(config, settings.home)
     store = open_store(settings, config.graph)
-    hint = schema_hint(store) if config.schema_hints else None
-    targets = choose_targets(rows)
-    if config.task == "l1":
-        train_examples = l1_examples(tokenizer, train_rows, targets, hint)
-        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
-        judge = ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
-    else:
-        l1_top = L1TopQueries(config, settings.home, store) if config.l1_adapter else None
-        train_l2 = l2_rows(store, train_rows, config, tokenizer, l1_top)
-        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer, l1_top)
-        l1_top = None  # frees L1 before training
-        train_examples = [
-            tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"]) for r in train_l2
-        ]
-        val_examples = [
-            tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"]) for r in val_l2
-        ]
-        judge = None
-    train_examples = [e for e in train_examples if len(e["input_ids"]) <= config.max_length]
-    val_examples = [e for e in val_examples if len(e["input_ids"]) <= config.max_length]
+    try:
+        hint = schema_hint(store) if config.schema_hints else None
+        targets = choose_targets(rows)
+        train_examples, val_examples = build_examples(
+            config, store, tokenizer, settings.home, train_rows, val_rows, targets, hint
+        )
+        # L1 is judged by the exact match of its top query after each epoch
+        judge = (
+            ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
+            if config.task == "l1"
+            else None
+        )
+        checkpoints = Path(config.output_dir) / "checkpoints"
+        history: list[dict[str, Any]] = []
+        trainer = make_trainer(
+            config,
+            model,
+            tokenizer,
+            train_examples,
+            val_examples,
+            checkpoints,
+            [_reporter(notify, judge, tokenizer, history)],
+        )
+        if progress_callback:  # our progress lines replace the trainer's printed log dicts
+            from transformers.trainer_callback import PrinterCallback
 
-    output_dir = Path(config.output_dir)
-    checkpoints = output_dir / "checkpoints"
-    history: list[dict[str, Any]] = []
-
-    class EpochReport(TrainerCallback):
-        def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-            entry = {"epoch": state.epoch, "eval_loss": (metrics or {}).get("eval_loss")}
-            if judge is not None:
-                entry.update(judge(kwargs["model"], tokenizer))
-            history.append(entry)
-            if progress_callback:
-                progress_callback(entry)
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if progress_callback and logs and "loss" in logs:
-                progress_callback({"step": state.global_step, "of": state.max_steps, "loss": logs["loss"]})
-
-    trainer = make_trainer(config, model, tokenizer, train_examples, val_examples, checkpoints, [EpochReport()])
-    if progress_callback:  # our progress lines replace the trainer's printed log dicts
-        from transformers.trainer_callback import PrinterCallback
-
-        trainer.remove_callback(PrinterCallback)
-    has_checkpoint = checkpoints.exists() and any(checkpoints.glob("checkpoint-*"))
-    result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
-    adapter_dir = output_dir / "adapter"
-    trainer.model.save_pretrained(adapter_dir)
-    tokenizer.save_pretrained(adapter_dir)
-    write_metadata(
-        adapter_dir,
-        config.task,
-        config.base_model,
-        schema_hints=config.schema_hints,
-        graph=config.graph,
-        trained_examples=len(train_examples),
-        **(
-            {
-                "evidence_tokens": config.evidence_tokens,
-                "queries": config.l2_queries,
-                "evidence_details": config.evidence_details,
-            }
-            if config.task == "l2"
-            else {}
-        ),
-    )
+            trainer.remove_callback(PrinterCallback)
+        has_checkpoint = checkpoints.exists() and any(checkpoints.glob("checkpoint-*"))
+        result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
+    finally:
+        store.close()
+    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples))
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
         "task": config.task,
@@ -415,9 +240,69 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         "resumed": bool(resume and has_checkpoint),
         "config_digest": config_digest(config),
     }
-    (output_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    store.close()
+    (Path(config.output_dir) / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def build_examples(config: TrainConfig, store, tokenizer, home: Path, train_rows, val_rows, targets, hint):
+    """Tokenised (training, validation) examples for the task, those longer than max_length left out."""
+    if config.task == "l1":
+        train_examples = l1_examples(tokenizer, train_rows, targets, hint)
+        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
+    else:
+        l1_top = L1TopQueries(config, home, store) if config.l1_adapter else None
+        train_l2 = l2_rows(store, train_rows, config, tokenizer, l1_top)
+        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer, l1_top)
+        del l1_top  # frees L1 before training
+        train_examples, val_examples = (
+            [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"]) for r in part]
+            for part in (train_l2, val_l2)
+        )
+    keep = lambda examples: [e for e in examples if len(e["input_ids"]) <= config.max_length]  # noqa: E731
+    return keep(train_examples), keep(val_examples)
+
+
+def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int) -> Path:
+    """The adapter, its tokenizer and the metadata `ask` checks and follows (for L2: how its
+    evidence was written)."""
+    adapter_dir = Path(config.output_dir) / "adapter"
+    model.save_pretrained(adapter_dir)
+    tokenizer.save_pretrained(adapter_dir)
+    l2 = {
+        "evidence_tokens": config.evidence_tokens,
+        "queries": config.l2_queries,
+        "evidence_details": config.evidence_details,
+    }
+    write_metadata(
+        adapter_dir,
+        config.task,
+        config.base_model,
+        schema_hints=config.schema_hints,
+        graph=config.graph,
+        trained_examples=trained_examples,
+        **(l2 if config.task == "l2" else {}),
+    )
+    return adapter_dir
+
+
+def _reporter(notify, judge, tokenizer, history):
+    """A trainer callback that turns logs and evaluations into progress entries (and the
+    history); transformers is imported here, when training, not when the command starts."""
+    from transformers import TrainerCallback
+
+    class Reporter(TrainerCallback):
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+            entry = {"epoch": state.epoch, "eval_loss": (metrics or {}).get("eval_loss")}
+            if judge is not None:
+                entry.update(judge(kwargs["model"], tokenizer))
+            history.append(entry)
+            notify(entry)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                notify({"step": state.global_step, "of": state.max_steps, "loss": logs["loss"]})
+
+    return Reporter()
 
 
 def config_digest(config: TrainConfig) -> str:

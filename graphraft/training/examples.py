@@ -1,0 +1,133 @@
+"""Training examples from synthesis rows: L1's (question -> its target query) and L2's
+(question + the evidence L1's queries retrieve -> the answer set), tokenised as DESIGN.md's
+invariant 4 says (prompt and completion apart, the completion exactly a trie path)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from graphraft.errors import InputFileError
+from graphraft.graph.loaders.files import jsonl_rows
+from graphraft.inference.decoding.trie import candidate_sequences
+from graphraft.inference.prompts import l1_messages, l2_answer_text, prompt_ids
+from graphraft.sampling import stable_groups, stable_hash
+from graphraft.training.base_model import load_base
+from graphraft.training.config import TrainConfig
+
+
+def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for path in paths:
+        path = Path(path)
+        if not path.is_file():
+            raise InputFileError(f"{path}: synthesis output not found (run python -m graphraft.synthesize first)")
+        rows += [row for _, row in jsonl_rows(path) if row.get("status") == "ok" and row.get("cypher")]
+    if not rows:
+        raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
+    return rows
+
+
+def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
+    """``count`` rows with equal shares per hop, chosen by a hash (the same on every run)."""
+    if count is None or count >= len(rows):
+        return list(rows)
+    key = lambda row: f"{seed}:{row['qid']}"  # noqa: E731
+    by_hop = stable_groups(rows, lambda row: row.get("hops", 0), key)
+    share, chosen = count // len(by_hop), []
+    for ordered in by_hop.values():
+        chosen += ordered[:share]
+    rest = sorted((r for r in rows if r not in chosen), key=lambda row: stable_hash(key(row)))
+    chosen += rest[: count - len(chosen)]
+    random.Random(seed).shuffle(chosen)
+    return chosen
+
+
+def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str) -> dict[str, list[int]]:
+    prompt = prompt_ids(tokenizer, messages)
+    target = list(candidate_sequences(tokenizer, [completion])[0])
+    return {"input_ids": prompt + target, "completion_mask": [0] * len(prompt) + [1] * len(target)}
+
+
+def schema_hint(store) -> str:
+    schema = store.schema()
+    return "; ".join(str(p) for p in schema.patterns)
+
+
+def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
+    return [tokenize_example(tokenizer, l1_messages(row["question"], hint), targets[row["qid"]]) for row in rows]
+
+
+def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
+    """Evidence as `ask` builds it, from ``l2_queries`` queries around the question's anchors:
+    L1's top query first when ``l1_top`` gives one (as at ask time), then the best query when
+    L1 missed it and queries sampled from the others (the paper's "sampled from the ranked
+    candidates"), shuffled; run on the read path and textualised; target = the answer names.
+    The other queries are distractors: L2 must find, from the question, which pattern holds
+    the answers, and learns how far to trust the first one."""
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.retrieval import execute, textualise
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.patterns import AnchorRef, Pattern
+
+    enumerator = PatternEnumerator(store)
+    rng = random.Random(config.seed)
+    around = []
+    for row in rows:
+        refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
+        around.append({p.cypher: p.pattern for p in enumerator.all_patterns(refs, config.max_hops).patterns})
+    firsts = l1_top([r["question"] for r in rows], [list(c) for c in around]) if l1_top else [None] * len(rows)
+    out = []
+    for row, patterns, first in zip(rows, around, firsts):
+        patterns = {**patterns, row["cypher"]: Pattern.from_dict(row["pattern"])}
+        lead = [first] if first in patterns else []
+        best = [row["cypher"]] if row["cypher"] not in lead else []
+        others = [c for c in patterns if c != row["cypher"] and c not in lead]
+        rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
+        rng.shuffle(rest)
+        chosen = lead + rest
+        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)])
+        names = {a["id"]: a["name"] for a in row["anchors"]}
+        evidence = textualise(
+            retrieval,
+            patterns,
+            names,
+            config.evidence_tokens,
+            lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
+            detail_chars=config.evidence_details,
+        )
+        out.append(
+            {
+                "qid": row["qid"],
+                "question": row["question"],
+                "evidence": evidence,
+                "target": l2_answer_text(row["answers"], evidence),
+            }
+        )
+    return out
+
+
+class L1TopQueries:
+    """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
+    adapter (loaded on first use, with the schema hint it was trained with)."""
+
+    def __init__(self, config: TrainConfig, home: Path, store):
+        from graphraft.inference.adapters import check_metadata
+
+        check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
+        self.config, self.home, self.store = config, home, store
+        self.loaded = None
+
+    def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
+        from graphraft.inference.adapters import load_adapter, read_metadata
+        from graphraft.inference.generation import top_queries
+
+        if self.loaded is None:
+            base, tokenizer = load_base(self.config, self.home)
+            model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
+            hint = schema_hint(self.store) if read_metadata(self.config.l1_adapter).get("schema_hints") else None
+            self.loaded = model, tokenizer, hint
+        model, tokenizer, hint = self.loaded
+        return top_queries(model, tokenizer, questions, candidates, hint)
