@@ -15,8 +15,8 @@ HANKS = AnchorRef("p1", ("Person",))
 DRAMA = AnchorRef("g1", ("Genre",))
 
 
-def by_signature(enumeration):
-    return {p.pattern.signature: (p.total, p.hits) for p in enumeration.patterns}
+def by_shape(enumeration):
+    return {p.pattern.shape: (p.total, p.hits) for p in enumeration.patterns}
 
 
 def assert_rendered_counts_match(store, enumeration):
@@ -28,14 +28,14 @@ def assert_rendered_counts_match(store, enumeration):
 def test_one_hop(store):
     load(store)
     found = PatternEnumerator(store).around(HANKS, 1, answer_names=["Big", "Cast Away"])
-    assert by_signature(found) == {"(:Person)<-[:STARRED_ACTORS]-(*:Movie)": (3, 2)}
+    assert by_shape(found) == {"(:Person)<-[:STARRED_ACTORS]-(*:Movie)": (3, 2)}
     assert_rendered_counts_match(store, found)
 
 
 def test_two_hop_uses_no_relationship_twice(store):
     load(store)
     found = PatternEnumerator(store).around(HANKS, 2, answer_ids=["p3"])
-    assert by_signature(found) == {
+    assert by_shape(found) == {
         "(:Person)<-[:STARRED_ACTORS]-(:Movie)-[:DIRECTED_BY]->(*:Person)": (2, 1),
         "(:Person)<-[:STARRED_ACTORS]-(:Movie)-[:HAS_GENRE]->(*:Genre)": (1, 0),
         "(:Person)<-[:STARRED_ACTORS]-(:Movie)-[:STARRED_ACTORS]->(*:Person)": (1, 0),
@@ -48,15 +48,15 @@ def test_two_hop_never_returns_the_anchor(store):
     # Contact is directed *and* written by Zemeckis: the anchor is reachable by a second edge.
     found = PatternEnumerator(store).around(AnchorRef("m4", ("Movie",)), 2)
     assert all(p.total > 0 for p in found.patterns)
-    assert "(:Movie)-[:DIRECTED_BY]->(:Person)<-[:WRITTEN_BY]-(*:Movie)" not in by_signature(found)
-    assert by_signature(found)["(:Movie)-[:DIRECTED_BY]->(:Person)<-[:DIRECTED_BY]-(*:Movie)"] == (2, 0)
+    assert "(:Movie)-[:DIRECTED_BY]->(:Person)<-[:WRITTEN_BY]-(*:Movie)" not in by_shape(found)
+    assert by_shape(found)["(:Movie)-[:DIRECTED_BY]->(:Person)<-[:DIRECTED_BY]-(*:Movie)"] == (2, 0)
     assert_rendered_counts_match(store, found)
 
 
 def test_three_hop(store):
     load(store)
     found = PatternEnumerator(store).around(HANKS, 3, answer_names=["Contact"])
-    counts = by_signature(found)
+    counts = by_shape(found)
     # Hanks' films -> their directors -> the directors' other films: m3 via m1, m1 via m3, m4 via both.
     key = "(:Person)<-[:STARRED_ACTORS]-(:Movie)-[:DIRECTED_BY]->(:Person)<-[:DIRECTED_BY]-(*:Movie)"
     assert counts[key] == (3, 1)

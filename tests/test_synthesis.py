@@ -62,7 +62,7 @@ def without_timings(rows):
 
 def test_a_row_names_the_best_query_its_scores_and_alternatives(store):
     load(store)
-    row = synthesizer_for(store).one(item("what did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]))
+    row = synthesizer_for(store).row_for(item("what did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]))
     assert row["status"] == "ok" and row["reason"] is None
     assert row["cypher"] == ('MATCH (a:Person {id: "p1"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id')
     assert (row["hits"], row["total"], row["recall"], row["precision"]) == (3, 3, 1.0, 1.0)
@@ -76,7 +76,7 @@ def test_a_row_names_the_best_query_its_scores_and_alternatives(store):
 def test_a_longer_pattern_wins_when_it_hits_more(store):
     load(store)
     # films sharing a director with Hanks' films: only a 3-hop pattern reaches Contact
-    row = synthesizer_for(store).one(item("films by the directors of [Tom Hanks] films", ["Contact"], hops=3))
+    row = synthesizer_for(store).row_for(item("films by the directors of [Tom Hanks] films", ["Contact"], hops=3))
     assert row["status"] == "ok" and row["pattern"]["target"] == 3
     # the film written by a director of Hanks' films is exactly the answer
     assert store.read(row["cypher"]) == [{"id": "m4"}] and (row["hits"], row["total"]) == (1, 1)
@@ -88,32 +88,34 @@ def test_a_longer_pattern_wins_when_it_hits_more(store):
 def test_recall_and_precision_filters_drop_with_a_reason(store):
     load(store)
     partial = item("what did [Tom Hanks] star in", ["Cast Away", "Some Film Not In The Graph"])
-    row = synthesizer_for(store).one(partial)
+    row = synthesizer_for(store).row_for(partial)
     assert row["status"] == "dropped" and row["reason"].startswith("no pattern with recall >= 1")
     assert row["closest"]["recall"] == 0.5
-    kept = synthesizer_for(store, min_recall=0.5).one(partial)
+    kept = synthesizer_for(store, min_recall=0.5).row_for(partial)
     assert kept["status"] == "ok" and kept["recall"] == 0.5
-    strict = synthesizer_for(store, min_recall=0.5, min_precision=0.9).one(partial)
+    strict = synthesizer_for(store, min_recall=0.5, min_precision=0.9).row_for(partial)
     assert strict["status"] == "dropped"
 
 
 def test_a_question_whose_entity_is_not_in_the_graph_is_kept_out(store):
     load(store)
-    row = synthesizer_for(store).one(item("what did [Greta Garbo] star in", ["Ninotchka"]))
+    row = synthesizer_for(store).row_for(item("what did [Greta Garbo] star in", ["Ninotchka"]))
     assert row["status"] == "dropped" and row["reason"] == "no anchor: 'Greta Garbo' not in the graph"
-    row = synthesizer_for(store).one(item("what did she star in", ["Ninotchka"]))
+    row = synthesizer_for(store).row_for(item("what did she star in", ["Ninotchka"]))
     assert row["reason"] == "no entity mention found"
 
 
 def test_a_name_with_quotes_and_backslashes_anchors_and_runs(store):
     load(store)
-    row = synthesizer_for(store).one(item("who starred in [Big]", ["Tom Hanks", 'Dwayne "The Rock" Johnson \\ Jr.']))
+    row = synthesizer_for(store).row_for(
+        item("who starred in [Big]", ["Tom Hanks", 'Dwayne "The Rock" Johnson \\ Jr.'])
+    )
     assert row["status"] == "ok"
     assert {r["id"] for r in store.read(row["cypher"])} == {"p1", ROCK}
-    q1 = synthesizer_for(store).one(item('what did ["The Rock" Johnson] do', ["Big"]))  # marked by brackets
+    q1 = synthesizer_for(store).row_for(item('what did ["The Rock" Johnson] do', ["Big"]))  # marked by brackets
     # not the full name: no exact match and no vector index, so the text match finds it by its words
     assert [(a["id"], a["method"]) for a in q1["anchors"]] == [(ROCK, "text")]
-    full = synthesizer_for(store).one(item('what did [Dwayne "The Rock" Johnson \\ Jr.] star in', ["Big"]))
+    full = synthesizer_for(store).row_for(item('what did [Dwayne "The Rock" Johnson \\ Jr.] star in', ["Big"]))
     assert full["status"] == "ok" and '\\"The Rock\\"' in full["cypher"]
     assert store.read(full["cypher"]) == [{"id": "m2"}]
 

@@ -44,6 +44,7 @@ def eval_command(
     metrics.png with Hit@1, Hit@5, Recall@20, MRR and P/R/F1 per hop, latency and failures."""
     from rich.console import Console
 
+    from graphraft.cli.common import RichProgress
     from graphraft.config import load_settings
     from graphraft.evaluation.runner import METHODS, evaluate, variants, write_report
     from graphraft.graph.embeddings import make_embedder
@@ -77,10 +78,6 @@ def eval_command(
         if "vector" in chosen and embedder is None:
             raise ConfigurationError("the vector method needs an embedder (GRAPHRAFT_EMBEDDER=local or openai)")
 
-        def progress(done, total):
-            if done == total or done % 10 == 0:
-                console.print(f"evaluated {done}/{total} questions")
-
         report = evaluate(
             items,
             pipeline,
@@ -89,7 +86,7 @@ def eval_command(
             free_pipeline=free,
             embedder=embedder,
             title=f"{name} on graph {graph_name}",
-            progress=progress,
+            progress=RichProgress(),
         )
     finally:
         pipeline.close()

@@ -24,6 +24,7 @@ from typing import Any
 
 from graphraft.evaluation.config import METHODS
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
+from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
 
 METHOD_TITLES = {
@@ -179,7 +180,7 @@ def evaluate(
     free_pipeline=None,
     embedder=None,
     title: str = "evaluation",
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     group: int | None = None,
 ) -> EvalReport:
     """Run every method on every question. ``pipeline`` is the trained GraphRAFT (its L2 is
@@ -190,29 +191,32 @@ def evaluate(
     runs += [
         (method, other) for method, other in (("free", free_pipeline), ("base", base_pipeline)) if method in methods
     ]
-    done, group = 0, max(1, group or pipeline.config.group)
-    for start in range(0, len(items), group):
-        chunk = items[start : start + group]
-        # L1 searches a group of questions in each forward call (pipeline.ask_many)
-        answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
-        for i, item in enumerate(chunk):
-            for method, _ in runs:
-                answer = answers[method][i]
-                seconds = _seconds(answer)
-                if method != "graphraft":
-                    report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False))
-                    continue
-                if "graphraft" in methods:
-                    report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True))
-                if "no-l2" in methods:
-                    reason = answer.timings.get("reason", 0.0)
-                    report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False))
-            if "vector" in methods:
-                report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
-            done += 1
-            if progress:
-                progress(done, len(items))
+    group = max(1, group or pipeline.config.group)
+    with (progress or SilentProgress()).task("questions", len(items)) as task:
+        for start in range(0, len(items), group):
+            _evaluate_group(report, items[start : start + group], runs, methods, pipeline, embedder, group)
+            task.advance(len(items[start : start + group]))
     return report
+
+
+def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> None:
+    """Every method on one group of questions; their outcomes appended to the report."""
+    # L1 searches a group of questions in each forward call (pipeline.ask_many)
+    answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
+    for i, item in enumerate(chunk):
+        for method, _ in runs:
+            answer = answers[method][i]
+            seconds = _seconds(answer)
+            if method != "graphraft":
+                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False))
+                continue
+            if "graphraft" in methods:
+                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True))
+            if "no-l2" in methods:
+                reason = answer.timings.get("reason", 0.0)
+                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False))
+        if "vector" in methods:
+            report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
 
 
 def _seconds(answer) -> float:

@@ -56,7 +56,7 @@ class Pattern:
         return (self.anchor.id,) + ((self.end_anchor.id,) if self.end_anchor else ())
 
     @property
-    def signature(self) -> str:
+    def shape(self) -> str:
         """The pattern without its anchors' ids: labels and types along the path."""
         parts = [label_expression(self.anchor.labels)]
         for index, step in enumerate(self.steps, 1):

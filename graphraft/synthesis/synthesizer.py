@@ -85,7 +85,7 @@ class Synthesizer:
         self.extractor, self.resolver, self.enumerator = extractor, resolver, enumerator
         self.config = config or SynthesisConfig()
 
-    def one(self, item: QAItem) -> dict[str, Any]:
+    def row_for(self, item: QAItem) -> dict[str, Any]:
         """The output row for one question (never raises for a question the graph cannot answer)."""
         cfg = self.config
         started = time.perf_counter()
@@ -287,7 +287,7 @@ def run_synthesis(
         ThreadPoolExecutor(workers) as pool,
     ):
         # map() keeps input order, so an interrupted and resumed run writes the same file.
-        for row in pool.map(synthesizer.one, todo):
+        for row in pool.map(synthesizer.row_for, todo):
             sink.write(json.dumps(row, ensure_ascii=False) + "\n")
             sink.flush()
             summary.add(row)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 def _folder() -> Path:
     # A source checkout reads the top-level folder; an installed wheel reads its package data.
-    checkout = Path(__file__).resolve().parent.parent / "queries"
+    checkout = Path(__file__).resolve().parents[2] / "queries"
     if checkout.is_dir():
         return checkout
     return Path(str(resources.files("graphraft.queries")))

@@ -18,7 +18,7 @@ _ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
 _SPACES = re.compile(r"\s+")
 
 
-def signature(cypher: str) -> str:
+def query_shape(cypher: str) -> str:
     """A query without its anchor ids: the pattern it follows."""
     return _ANCHOR_LITERAL.sub("{id: _}", cypher)
 
@@ -46,15 +46,15 @@ class TargetChooser:
         for row in training_rows:
             template = question_template(row["question"], row.get("mentions", ()))
             for cypher in equally_right(row):
-                self.by_template[template][signature(cypher)] += 1
-                self.overall[signature(cypher)] += 1
+                self.by_template[template][query_shape(cypher)] += 1
+                self.overall[query_shape(cypher)] += 1
 
     def target(self, row: dict[str, Any]) -> str:
         votes = self.by_template.get(question_template(row["question"], row.get("mentions", ())), Counter())
         options = equally_right(row)
         # a wording never seen in training falls back to what is right most often overall
         votes = votes or self.overall
-        return min(options, key=lambda c: (-votes[signature(c)], options.index(c)))
+        return min(options, key=lambda c: (-votes[query_shape(c)], options.index(c)))
 
 
 def choose_targets(rows: list[dict[str, Any]]) -> dict[str, str]:
