@@ -25,7 +25,7 @@ from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import L1TopQueries, l2_rows, read_synthesis, tokenize_example
-from graphraft.training.targets import choose_targets, question_template, signature
+from graphraft.training.targets import choose_targets, query_shape, question_template
 from graphraft.training.trainer import train
 
 GRAPH = "training-demo"
@@ -125,7 +125,7 @@ def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
     assert targets["C"] == directed % "C" and targets["D"] == written % "D" and targets["E"] == written % "E"
     assert all(targets[f"V{i}"] == directed % f"V{i}" for i in range(3))
     assert question_template("who directed [Heat 2]", ["Heat 2"]) == "who directed _"
-    assert signature(directed % "A") == signature(directed % "B")
+    assert query_shape(directed % "A") == query_shape(directed % "B")
 
 
 def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(tmp_path, demo_rows, settings):

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphraft.cli.options import with_config_flags
+from graphraft.cli.options import ConfigFileOption, L1AdapterOption, L2AdapterOption, ModelOption, with_config_flags
 from graphraft.cli.synthesize import (
     DatasetOption,
     GraphOption,
@@ -32,10 +32,10 @@ def eval_command(
     hops: HopsOption = None,
     limit: LimitOption = None,
     graph: GraphOption = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of evaluation settings.")] = None,
-    l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
-    l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
+    config: ConfigFileOption = None,
+    l1_adapter: L1AdapterOption = None,
+    l2_adapter: L2AdapterOption = None,
+    model: ModelOption = None,
     output: Annotated[Optional[Path], typer.Option(help="Report folder (default outputs/eval/NAME-SPLIT).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     overrides: dict | None = None,

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from graphraft.cli.common import run_guarded
 from graphraft.cli.evaluate import eval_command
-from graphraft.cli.options import with_config_flags
+from graphraft.cli.options import ConfigFileOption, L1AdapterOption, L2AdapterOption, ModelOption, with_config_flags
 from graphraft.cli.synthesize import synthesize_command
 from graphraft.cli.train import train_cli, train_command
 from graphraft.config import Settings, load_settings
@@ -298,10 +298,10 @@ def ask_cmd(
     question: Annotated[str, typer.Argument(help="The question, e.g. 'who directed [Black Snake Moan]'.")],
     graph: GraphOption = None,
     as_json: JsonOption = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of asking settings.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")] = None,
-    l1_adapter: Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")] = None,
-    l2_adapter: Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")] = None,
+    config: ConfigFileOption = None,
+    model: ModelOption = None,
+    l1_adapter: L1AdapterOption = None,
+    l2_adapter: L2AdapterOption = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
     show: Annotated[int, typer.Option(help="Answers to print.")] = 10,
     overrides: dict | None = None,

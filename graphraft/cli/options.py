@@ -89,3 +89,10 @@ def with_config_flags(model: type[BaseModel], skip: tuple[str, ...] = ()) -> Cal
         return wrapper
 
     return decorate
+
+
+# Options several commands share, declared once.
+ConfigFileOption = Annotated[Optional[Path], typer.Option("--config", help="A YAML file of this stage's settings.")]
+ModelOption = Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")]
+L1AdapterOption = Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")]
+L2AdapterOption = Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")]

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphraft.cli.common import run_guarded
-from graphraft.cli.options import with_config_flags
+from graphraft.cli.options import ConfigFileOption, with_config_flags
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.question_sets import Dataset, Split, graph_for, load_items, parse_hops, question_set_name
 from graphraft.synthesis.synthesizer import SynthesisConfig
@@ -39,7 +39,7 @@ def synthesize_command(
         Optional[Path], typer.Option(help="JSONL to append to (default outputs/synthesis/NAME-SPLIT.jsonl).")
     ] = None,
     extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file of synthesis settings.")] = None,
+    config: ConfigFileOption = None,
     overwrite: Annotated[bool, typer.Option(help="Start the output again instead of resuming it.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     overrides: dict | None = None,
