@@ -1,5 +1,5 @@
 """Exact-query match of L1's most likely candidate query on a MetaQA validation sample
-(equal shares of 1/2/3-hop questions; targets as in training: graphraft/targets.py).
+(equal shares of 1/2/3-hop questions; targets as in training: graphraft/training/targets.py).
 
     python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--beams 5] [--no-adapter]
 """

@@ -1,7 +1,7 @@
 """Training throughput: training examples per minute of L1 LoRA steps in three batch layouts,
 in one process on the same examples with the same trainer: padded batches (the release
 before padding-free), padding-free batches, and shared-prefix batches (padding-free with the
-system prompt fed once a batch, graphraft/packing.py). The layouts take turns over several
+system prompt fed once a batch, graphraft/training/packing.py). The layouts take turns over several
 rounds and the median is reported.
 
     python benchmarks/train_speed.py --config training/l1_cpu.yaml [--steps 12] [--rounds 2]

@@ -62,7 +62,7 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
     from graphraft.synthesis.synthesizer import SynthesisConfig, changed_settings, run_synthesis, synthesizer_for
 
     # all hop lengths: where a shorter query happens to return a longer question's answers, the
-    # longer one stays an alternative, so targets follow the wording (graphraft/targets.py)
+    # longer one stays an alternative, so targets follow the wording (graphraft/training/targets.py)
     config = SynthesisConfig(all_hops=True, alternatives=8)
     synthesizer = synthesizer_for(store, settings, config)
     meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}

@@ -159,8 +159,28 @@ def test_commands_start_the_embedded_database_when_none_is_configured(tmp_path):
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["db"], ["load"], ["load", "metaqa"], ["load", "files"], ["schema"], ["query"], ["demo"], ["embed"], ["eval"]],
+    [
+        [],
+        ["db"],
+        ["load"],
+        ["load", "metaqa"],
+        ["load", "files"],
+        ["schema"],
+        ["query"],
+        ["demo"],
+        ["embed"],
+        ["eval"],
+        ["ask"],
+        ["synthesize"],
+        ["train"],
+    ],
 )
 def test_every_command_has_help(command):
     proc = subprocess.run([sys.executable, "-m", "graphraft", *command, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "Usage:" in proc.stdout
+
+
+@pytest.mark.parametrize("module, option", [("graphraft.synthesize", "--min-recall"), ("graphraft.train", "--lora-r")])
+def test_the_python_m_entry_points_run_their_commands(module, option):
+    proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and f"python -m {module}" in proc.stdout and option in proc.stdout

@@ -180,7 +180,7 @@ def test_a_synthesis_resumes_when_the_local_server_comes_back_on_another_address
 
 def _cli(args, env):
     return subprocess.Popen(
-        [sys.executable, "-m", "graphraft.synthesis.synthesizer", *args],
+        [sys.executable, "-m", "graphraft.synthesize", *args],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

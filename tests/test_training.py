@@ -213,7 +213,7 @@ def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, d
     meta = check_metadata(adapter, "l2", "tiny-random")
     assert (meta["evidence_tokens"], meta["evidence_details"], meta["queries"]) == (300, 0, 2)
     with safe_open(adapter / "adapter_model.safetensors", "pt") as weights:
-        layers = {key.split(".layers.")[1].split(".")[0] for key in weights}
+        layers = {key.split(".layers.")[1].split(".")[0] for key in weights.keys()}  # noqa: SIM118 - safe_open is not iterable
     assert layers == {"1"}  # the tiny model has layers 0 and 1
 
     # `ask` with this L2 builds its evidence as L2 was trained: two patterns, names only
