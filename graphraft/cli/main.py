@@ -328,6 +328,43 @@ def ask_cmd(
         raise typer.Exit(1)
 
 
+@app.command("serve")
+@with_config_flags(AskConfig, skip=("group",))
+def serve_cmd(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: every one).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
+    graph: GraphOption = None,
+    config: ConfigFileOption = None,
+    model: ModelOption = None,
+    l1_adapter: L1AdapterOption = None,
+    l2_adapter: L2AdapterOption = None,
+    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    timeout_s: Annotated[
+        Optional[float],
+        typer.Option(min=0.001, help="A request's deadline in seconds (default: GRAPHRAFT_ASK_TIMEOUT_S)."),
+    ] = None,
+    overrides: dict | None = None,
+) -> None:
+    """Serve GraphRAFT over HTTP: POST /ask, GET /schema, GET /health; OpenAPI docs at /docs.
+    The models load once, before the first request."""
+    import logging
+
+    import uvicorn
+
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.serving.app import create_app
+
+    settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
+    engine = GraphRAFT(settings, graph=graph, config=AskConfig.from_yaml(config, **(overrides or {})))
+    logging.getLogger("graphraft.serving").setLevel(logging.INFO)  # a request log line per question
+    err.print(f"serving {engine.store.description} on http://{host}:{port} (docs: http://{host}:{port}/docs)")
+    try:
+        uvicorn.run(create_app(engine, timeout_s), host=host, port=port, log_level="info")
+    finally:
+        engine.close()
+
+
 def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> None:
     for note in answer.notes:
         err.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)

@@ -130,27 +130,37 @@ class GraphRAFT:
     def default_queries(self) -> int:
         return self.evidence_patterns if self.reasoner is not None and self.evidence_patterns else DEFAULT_QUERIES
 
-    def ask(self, question: str) -> Answer:
-        return self.ask_many([question])[0]
+    def ask(
+        self, question: str, deadline: Deadline | None = None, beams: int | None = None, max_hops: int | None = None
+    ) -> Answer:
+        return self.ask_many([question], deadline=deadline, beams=beams, max_hops=max_hops)[0]
 
-    def ask_many(self, questions: list[str], group: int | None = None) -> list[Answer]:
+    def ask_many(
+        self,
+        questions: list[str],
+        group: int | None = None,
+        deadline: Deadline | None = None,
+        beams: int | None = None,
+        max_hops: int | None = None,
+    ) -> list[Answer]:
         """``ask`` for each question, L1 searching ``group`` questions together in each forward
         call (the same answers as one at a time, more questions a second). Each answer's
-        ``generate`` timing is its even share of the search."""
+        ``generate`` timing is its even share of the search. ``deadline`` (default:
+        settings.ask_timeout_s a question) is checked at every stage; ``beams`` and ``max_hops``
+        override the config for this call."""
         if any(not question or not question.strip() for question in questions):
             raise InvalidInputError("the question is empty")
-        # one overall limit (settings.ask_timeout_s a question), checked at every stage
-        deadline = Deadline(
+        deadline = deadline or Deadline(
             self.settings.ask_timeout_s * max(1, len(questions)),
             "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions",
         )
-        prepared = [self._prepare(question, deadline) for question in questions]
+        prepared = [self._prepare(question, deadline, max_hops or self.max_hops) for question in questions]
         pending = [p for p in prepared if p[1]]
         clock = time.perf_counter()
         found = self.generator.generate_many(
             [a.question for a, _, _ in pending],
             [list(p) for _, p, _ in pending],
-            num_beams=self.num_beams,
+            num_beams=beams or self.num_beams,
             group=group or self.config.group,
             check=lambda: deadline.check("writing queries (L1)"),
         )
@@ -160,7 +170,7 @@ class GraphRAFT:
             self._answer(answer, patterns, anchors, generated, deadline)
         return [answer for answer, _, _ in prepared]
 
-    def _prepare(self, question: str, deadline: Deadline):
+    def _prepare(self, question: str, deadline: Deadline, max_hops: int):
         """Anchors and candidate queries: (answer so far, candidates by Cypher, anchors); no
         candidates when the answer already says why nothing can be answered."""
         question = question.strip()
@@ -182,7 +192,7 @@ class GraphRAFT:
 
         clock = time.perf_counter()
         deadline.check("enumerating candidate queries")
-        enumeration = self.enumerator.all_patterns([a.ref for a in anchors], self.max_hops)
+        enumeration = self.enumerator.all_patterns([a.ref for a in anchors], max_hops)
         patterns = {p.cypher: p.pattern for p in enumeration.patterns}
         answer.candidates = len(patterns)
         answer.timings["candidates"] = round(time.perf_counter() - clock, 4)

@@ -1,0 +1,1 @@
+"""GraphRAFT as a service: the HTTP API that `graphraft serve` runs."""

@@ -1,0 +1,129 @@
+"""GraphRAFT over HTTP (FastAPI): `POST /ask`, `GET /schema`, `GET /health`, OpenAPI docs at `/docs`.
+
+The pipeline (models, adapters, the store) is built once, before the app serves. Questions run
+on the model one at a time, under a lock: on a CPU the model is the bottleneck either way, and
+the L1/L2 adapters it switches between are shared state. Every request has a deadline that also
+counts its wait for the lock. A user's mistake comes back as ``{"error": "<one line>"}`` with the
+status that fits; every question gets one log line."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from graphraft.errors import (
+    DatabaseUnavailableError,
+    DeadlineExceededError,
+    GraphDataLostError,
+    GraphNotFoundError,
+    GraphRAFTError,
+    InvalidInputError,
+    QueryTimeoutError,
+)
+from graphraft.graph.schema import GraphSchema
+from graphraft.inference.deadline import Deadline
+from graphraft.inference.pipeline import Answer, GraphRAFT
+
+logger = logging.getLogger(__name__)
+
+# the HTTP status for each kind of GraphRAFT error (the first match wins; the rest are 400)
+STATUS = (
+    (InvalidInputError, 400),
+    (GraphNotFoundError, 404),
+    (QueryTimeoutError, 504),  # DeadlineExceededError included
+    (GraphDataLostError, 503),
+    (DatabaseUnavailableError, 503),
+)
+
+
+class AskRequest(BaseModel):
+    question: str = Field(description="The question, e.g. 'who directed [Black Snake Moan]'.")
+    beams: int | None = Field(None, ge=1, le=50, description="Queries L1 writes (default: the server's).")
+    max_hops: int | None = Field(None, ge=1, le=3, description="Longest candidate pattern (default: the server's).")
+    timeout_s: float | None = Field(
+        None, gt=0, description="This request's deadline in seconds, waiting included (default: the server's)."
+    )
+
+
+class Health(BaseModel):
+    status: str  # "ok" or "unavailable"
+    database: str  # "reachable", or why not
+    graph: str
+    models: str  # what answers: base model and adapters
+    nodes: int | None = None
+
+
+def status_of(exc: GraphRAFTError) -> int:
+    return next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
+
+
+def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
+    """An app around a built pipeline. ``timeout_s``: the default deadline of a request
+    (default: the engine's settings.ask_timeout_s)."""
+    default_timeout = timeout_s or engine.settings.ask_timeout_s
+    model_lock = threading.Lock()
+    graph = getattr(engine.store, "graph_name", engine.store.description)
+    adapters = (("L1", engine.settings.l1_adapter), ("L2", engine.settings.l2_adapter))
+    models = ", ".join([f"base {engine.settings.base_model}"] + [f"{task} {path}" for task, path in adapters if path])
+    app = FastAPI(
+        title="GraphRAFT",
+        summary="Answers questions over a knowledge graph with grounded, read-only Cypher.",
+        version="0.1.0",
+    )
+
+    @app.exception_handler(GraphRAFTError)
+    def graphraft_error(request: Request, exc: GraphRAFTError) -> JSONResponse:
+        message = " ".join(str(exc).split())
+        logger.info("%s %s -> %d: %s", request.method, request.url.path, status_of(exc), message)
+        return JSONResponse({"error": message}, status_code=status_of(exc))
+
+    @app.post("/ask", response_model=Answer)
+    def ask(request: AskRequest) -> Answer:
+        """Answer a question: the answers, the Cypher that found them, the evidence and timings."""
+        started = time.perf_counter()
+        if not request.question.strip():
+            raise InvalidInputError("the question is empty")
+        deadline = Deadline(request.timeout_s or default_timeout, "answering the question")
+        # the wait for the model counts against the deadline
+        if not model_lock.acquire(timeout=max(0.0, deadline.remaining())):
+            raise DeadlineExceededError(
+                f"answering the question took longer than its {deadline.seconds:g}s limit "
+                "(reached while waiting for the model: other questions ran)"
+            )
+        try:
+            answer = engine.ask(request.question, deadline=deadline, beams=request.beams, max_hops=request.max_hops)
+        finally:
+            model_lock.release()
+        logger.info(
+            "ask %r -> %d answers, %d queries in %.2fs%s",
+            request.question,
+            len(answer.answers),
+            len(answer.queries),
+            time.perf_counter() - started,
+            f" ({answer.message})" if answer.message else "",
+        )
+        return answer
+
+    @app.get("/schema", response_model=GraphSchema)
+    def schema() -> GraphSchema:
+        """Labels, relationship types and (label)-[type]->(label) patterns with counts."""
+        return engine.store.schema()
+
+    @app.get("/health", response_model=Health)
+    def health() -> JSONResponse:
+        """Whether the database answers and which models are loaded (503 when the database does not)."""
+        try:
+            nodes = engine.store.count_nodes()
+        except GraphRAFTError as exc:
+            body = Health(status="unavailable", database=" ".join(str(exc).split()), graph=graph, models=models)
+            return JSONResponse(body.model_dump(), status_code=503)
+        return JSONResponse(
+            Health(status="ok", database="reachable", graph=graph, models=models, nodes=nodes).model_dump()
+        )
+
+    return app

@@ -1,0 +1,111 @@
+"""`graphraft serve`'s app in-process (httpx through FastAPI's TestClient), on the embedded
+database with the tiny model under the constraint."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphraft.config import load_settings
+from graphraft.inference.pipeline import GraphRAFT
+from graphraft.serving.app import create_app
+from graphraft.synthesis.mentions import MarkedMentionExtractor
+
+from movie_graph import load
+
+QUESTIONS = [
+    "which films did [Tom Hanks] star in",
+    "who directed [Forrest Gump]",
+    "who directed [Big]",
+    "which films did [Robert Zemeckis] direct",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(graphraft_home):
+    from graphraft.models import tiny_random_model
+
+    return tiny_random_model(graphraft_home, seed=1)
+
+
+@pytest.fixture
+def engine(store, tiny, graphraft_home):
+    load(store)
+    model, tokenizer = tiny
+    settings = load_settings(home=graphraft_home, embedder="none")
+    return GraphRAFT(
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
+    )
+
+
+@pytest.fixture
+def client(engine):
+    with TestClient(create_app(engine, timeout_s=60)) as client:
+        yield client
+
+
+def answered(body: dict) -> tuple:
+    """What a client relies on: the answers and the queries that found them."""
+    return [a["id"] for a in body["answers"]], [q["cypher"] for q in body["queries"]]
+
+
+def test_ask_returns_the_answer_ask_gives(client, engine):
+    expected = engine.ask(QUESTIONS[0])
+    response = client.post("/ask", json={"question": QUESTIONS[0]})
+    assert response.status_code == 200
+    body = response.json()
+    assert answered(body) == ([a.id for a in expected.answers], [q.cypher for q in expected.queries])
+    assert body["answers"] and body["evidence"].startswith("Pattern 1: (Tom Hanks:Person)")
+    assert {"anchors", "candidates", "generate", "execute"} <= set(body["timings"])
+    # per-request settings: one query, one hop
+    narrow = client.post("/ask", json={"question": QUESTIONS[0], "beams": 1, "max_hops": 1}).json()
+    assert len(narrow["queries"]) == 1 and narrow["candidates"] < body["candidates"]
+
+
+def test_schema_and_health(client, store):
+    schema = client.get("/schema")
+    assert schema.status_code == 200 and schema.json()["labels"]["Movie"] == store.schema().labels["Movie"]
+    health = client.get("/health")
+    assert health.status_code == 200
+    assert health.json() | {"models": None} == {
+        "status": "ok",
+        "database": "reachable",
+        "graph": store.graph_name,
+        "models": None,
+        "nodes": store.count_nodes(),
+    }
+    assert "openapi" in client.get("/openapi.json").json()
+
+
+@pytest.mark.parametrize(
+    "payload, status, error",
+    [
+        ({"question": "   "}, 400, "the question is empty"),
+        ({"question": QUESTIONS[0], "timeout_s": 1e-6}, 504, "took longer than its 1e-06s limit"),
+    ],
+    ids=["empty question", "past its deadline"],
+)
+def test_user_errors_are_one_line_json_with_their_status(client, payload, status, error):
+    response = client.post("/ask", json=payload)
+    assert response.status_code == status
+    assert error in response.json()["error"] and "\n" not in response.json()["error"]
+
+
+def test_a_malformed_request_is_422_and_an_unknown_entity_says_so(client):
+    assert client.post("/ask", json={"beams": 2}).status_code == 422  # no question
+    assert client.post("/ask", json={"question": "x", "max_hops": 9}).status_code == 422
+    body = client.post("/ask", json={"question": "which films did [Greta Garbo] star in"}).json()
+    assert body["answers"] == [] and body["queries"] == []
+    assert body["message"] == "no entity of the question was found in the graph (mentions: Greta Garbo)"
+
+
+def test_eight_concurrent_requests_are_each_answered_as_alone(client, engine):
+    questions = (QUESTIONS * 2)[:8]
+    alone = {q: engine.ask(q) for q in QUESTIONS}
+    expected = {q: ([a.id for a in ans.answers], [x.cypher for x in ans.queries]) for q, ans in alone.items()}
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(lambda q: client.post("/ask", json={"question": q}), questions))
+    assert [r.status_code for r in responses] == [200] * 8
+    assert [answered(r.json()) for r in responses] == [expected[q] for q in questions]
