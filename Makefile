@@ -22,9 +22,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/graphraft demo
 
-# The suite runs after the style and import rules (ruff; import-linter's contracts in pyproject.toml).
-test: lint
+# The suite runs after the style and import rules (ruff; import-linter's contracts in pyproject.toml),
+# with Neo4j's own Cypher parser installed for tests/test_neo4j_dialect.py (npm, pinned by its lock file).
+DIALECT := tests/neo4j_dialect/node_modules/.package-lock.json
+
+test: lint $(DIALECT)
 	$(BIN)/python -m pytest -q
+
+$(DIALECT): tests/neo4j_dialect/package-lock.json
+	cd tests/neo4j_dialect && npm ci --no-audit --no-fund --silent
 
 lint: $(STAMP)
 	$(BIN)/ruff check graphraft tests benchmarks scripts

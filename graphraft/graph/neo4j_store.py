@@ -16,6 +16,8 @@ from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
 from graphraft.graph.store import GraphStore, Row
 
 VECTOR_INDEX = "graphraft_entity_embedding"
+# CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run in clear()
+CLEAR_QUERY = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
 
 
 def _plain(value: Any) -> Any:
@@ -169,11 +171,7 @@ class Neo4jStore(GraphStore):
         return 2.0 * score - 1.0  # Neo4j reports (1 + cosine) / 2
 
     def clear(self) -> None:
-        # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.
-        query = neo4j.Query(
-            "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS",
-            timeout=self.write_timeout_ms / 1000,
-        )
+        query = neo4j.Query(CLEAR_QUERY, timeout=self.write_timeout_ms / 1000)
         try:
             with self._driver.session(database=self.database) as session:
                 session.run(query).consume()

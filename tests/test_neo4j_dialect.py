@@ -1,0 +1,139 @@
+"""Every query GraphRAFT can send to Neo4j, checked by Neo4j's own Cypher parser and semantic
+analysis (the npm package @neo4j-cypher/language-support, pinned in tests/neo4j_dialect/;
+`make test` installs it): every shape the renderer produces (1/2/3 hops, bridges, the
+``rN <> rM`` and ``t <> a`` conditions, names with quotes, backslashes and other scripts,
+labels and types that need backticks), the enumeration templates, and every read, write and
+admin query the Neo4j store sends. No Neo4j server is needed; none runs on these machines."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from graphraft.graph.neo4j_store import CLEAR_QUERY, Neo4jStore
+from graphraft.graph.records import NodeRecord, RelationshipRecord, WriteStats
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
+from graphraft.synthesis.templates import template
+
+CHECKER = Path(__file__).parent / "neo4j_dialect"
+
+NAMES = [
+    "Tom Hanks",
+    'He said "hi"',
+    "O'Brien \\ back\\slash",
+    "Zoë 東京 🎬",
+    "line\nbreak",
+    '"}) MATCH (n) DETACH DELETE n //',
+]
+LABELS = [("Person",), ("Film Noir",), ("Фильм", "Movie"), ("Genre-2",)]
+TYPES = ["STARRED_ACTORS", "HAS GENRE", "DIRECTED_BY", "x`y".replace("`", "")]
+
+
+def lint(items: list[dict]) -> list[list[str]]:
+    if shutil.which("node") is None or not (CHECKER / "node_modules").is_dir():
+        pytest.skip("the Neo4j parser is not installed: `make test` runs npm ci in tests/neo4j_dialect")
+    proc = subprocess.run(
+        ["node", "lint.mjs"], input=json.dumps(items), capture_output=True, text=True, cwd=CHECKER, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def rendered_shapes() -> list[str]:
+    """The renderer's output over hops, directions, targets, bridges, repeated types (which
+    add ``rN <> rM``), targets that may equal an anchor (``t <> a``) and awkward names."""
+    queries = set()
+    for hops in (1, 2, 3):
+        for types in itertools.product(TYPES[:2], repeat=hops):
+            for outgoing in itertools.product((True, False), repeat=hops):
+                for target in range(1, hops + 1):
+                    steps = tuple(
+                        Step(t, o, LABELS[(i + 1) % len(LABELS)]) for i, (t, o) in enumerate(zip(types, outgoing))
+                    )
+                    anchor = AnchorRef(f"person:{NAMES[(hops + target) % len(NAMES)]}", LABELS[hops % len(LABELS)])
+                    queries.add(render(Pattern(anchor, steps, target)))
+                    if target < hops:  # the path ends at a second anchor: a bridge
+                        end = AnchorRef(f"b:{NAMES[target]}", steps[-1].labels)
+                        queries.add(render(Pattern(anchor, steps, target, end)))
+    # every awkward name as an anchor id, and a target whose labels allow it to be the anchor
+    for name in NAMES:
+        anchor = AnchorRef(name, ("Person",))
+        queries.add(render(Pattern(anchor, (Step("KNOWS", True, ("Person",)),), 1)))
+    return sorted(queries)
+
+
+class RecordingNeo4jStore(Neo4jStore):
+    """The Neo4j store's own methods, with reads and writes recorded instead of sent (the
+    query text is what is checked; no database answers)."""
+
+    def __init__(self):  # no driver: nothing is sent
+        self.query_timeout_ms, self.batch_size, self.cache_dir, self._schema = 10_000, 5_000, None, None
+        self.write_timeout_ms, self.database, self.description = 300_000, None, "recording"
+        self.identity = self.description
+        self.sent: list[dict] = []
+
+    def read(self, query, params=None, timeout_ms=None):
+        self.sent.append({"query": query, "parameters": params or {}})
+        if "labels(a) AS source" in query:
+            return [{"source": ["Film Noir"], "target": ["Film Noir"], "c": 1}]
+        if "count(" in query:
+            return [{"c": 1}]
+        if "db.labels()" in query:
+            return [{"label": "Film Noir"}]
+        if "db.relationshipTypes()" in query:
+            return [{"relationshipType": "HAS GENRE"}]
+        return []
+
+    def write(self, query, params=None):
+        self.sent.append({"query": query, "parameters": params or {}})
+        return [], WriteStats()
+
+
+def store_queries() -> list[dict]:
+    store = RecordingNeo4jStore()
+    store.load_nodes([NodeRecord("n1", ("Film Noir", "Movie"), {"name": "Zoë", "year": 1950})])
+    store.load_relationships([RelationshipRecord("n1", "n1", "HAS GENRE", {"since": 1})])
+    store.set_embeddings([("n1", [0.1, 0.2, 0.3])])
+    store.nearest_names([0.1, 0.2, 0.3], k=3)
+    store.has_vector_index()
+    store.nodes_by_name("Zoë")
+    store.names_containing(["zoë"])
+    store.nodes_by_id(["n1"])
+    store.nodes_without_embedding()
+    store.schema(refresh=True)
+    return store.sent + [{"query": CLEAR_QUERY, "parameters": {}}]
+
+
+def template_queries() -> list[dict]:
+    parameters = {"anchor": "a", "other": "b", "cap": 500, "answer_ids": [], "answer_names": [], "anchors": ["a"]}
+    names = sorted(p.stem for p in (Path(__file__).parents[1] / "queries").glob("*.cypher"))
+    assert len(names) >= 5
+    return [{"query": template(name), "parameters": parameters} for name in names]
+
+
+def test_every_query_shape_and_store_query_parses_as_neo4j_cypher():
+    shapes = rendered_shapes()
+    items = [{"query": q, "parameters": {}} for q in shapes] + template_queries() + store_queries()
+    # the shapes cover relationship conditions, back-quoted names, the target-anchor condition, bridges
+    assert len(shapes) > 150 and any("[r1:" in q and "[r2:" in q for q in shapes) and any("`" in q for q in shapes)
+    assert any("WHERE t " in q for q in shapes) and any("(b:" in q for q in shapes)
+    errors = {item["query"]: found for item, found in zip(items, lint(items)) if found}
+    assert errors == {}
+
+
+def test_the_checker_finds_what_neo4j_would_refuse():
+    """The check is not vacuous: Neo4j's analysis rejects a broken rendering."""
+    good = render(Pattern(AnchorRef("x", ("Person",)), (Step("KNOWS", True, ("Person",)),), 1))
+    broken = [
+        good.replace("RETURN DISTINCT t.id", "RETURN DISTINCT u.id"),  # an undefined variable
+        good.replace(" RETURN", " WHERE RETURN"),  # a dangling WHERE
+        good.replace(":KNOWS", ":`KNOWS"),  # an unclosed backtick
+        "MATCH (a:Person {id: $anchor}) RETURN a.id AS id",  # a parameter never passed
+    ]
+    found = lint([{"query": q, "parameters": {}} for q in [good, *broken]])
+    assert found[0] == [] and all(found[1:]), found
