@@ -9,12 +9,14 @@ import pytest
 from test_cli import assert_one_line_error, run
 
 from graphraft.config import load_settings
-from graphraft.evaluation.runner import METHODS, evaluate, outcome_from_answer, variants, write_report
+from graphraft.evaluation.metrics import score_question
+from graphraft.evaluation.runner import METHODS, classify, evaluate, outcome_from_answer, variants, write_report
 from graphraft.graph.embeddings import embed_missing_names
 from graphraft.graph.loaders.metaqa import QAItem
-from graphraft.inference.pipeline import Answer, AnswerNode, GraphRAFT
+from graphraft.inference.pipeline import Answer, AnswerNode, GraphRAFT, QueryInfo
 from graphraft.inference.selection import AnswerSelector
 from graphraft.synthesis.mentions import MarkedMentionExtractor
+from graphraft.text import normalize_name
 
 from movie_graph import load
 
@@ -76,15 +78,88 @@ def test_l2_picks_come_first_in_the_ranking_and_make_the_answer_set():
         return AnswerNode(id=i, name=name, labels=["Person"], rank=0)
 
     retrieved = [node("a", "Ann"), node("b", "Bob"), node("c", "Cy")]
-    answer = Answer(question="q", answers=[node("b", "Bob")], retrieved=retrieved, anchors=[{"id": "x"}], candidates=5)
+    queries = [QueryInfo(cypher="top", score=-1.0, results=3, seconds=0.1, ids=["a", "b", "c"])]
+    answer = Answer(
+        question="q",
+        answers=[node("b", "Bob")],
+        retrieved=retrieved,
+        queries=queries,
+        anchors=[{"id": "x"}],
+        candidates=5,
+    )
     gold = item("q", "who [x]", ["bob"])  # compared by normalised name
     with_l2 = outcome_from_answer(gold, "graphraft", answer, 1.0, use_selection=True)
     without = outcome_from_answer(gold, "no-l2", answer, 1.0, use_selection=False)
     assert (with_l2.scores.hit_at_1, with_l2.scores.mrr, with_l2.scores.precision) == (1.0, 1.0, 1.0)
     assert (without.scores.hit_at_1, without.scores.mrr, without.scores.precision) == (0.0, 0.5, 1 / 3)
-    assert without.failure == "right query, wrong answer ranking" and with_l2.failure == "correct"
-    nothing = Answer(question="q", anchors=[{"id": "x"}], candidates=5)
-    assert outcome_from_answer(gold, "no-l2", nothing, 1.0, False).failure == "wrong query chosen"
+    assert without.failure == "right set, wrong ranking" and with_l2.failure == "correct"
+
+
+def _never():
+    raise AssertionError("not needed: L1's own queries tell")
+
+
+@pytest.mark.parametrize(
+    "case, change, mention, in_candidates, failure",
+    [
+        ("nothing anchored", {"anchors": []}, None, None, "no anchor"),
+        ("another entity anchored", {}, "Tom Hanks", None, "gold entity not among anchors"),
+        ("nothing to write", {"candidates": 0}, None, None, "no valid candidate"),
+        ("every query failed", {"queries": [("top", ["a"], "timed out")]}, None, None, "query failed to run"),
+        (
+            "no candidate has the answers",
+            {"queries": [("top", ["a"], None)]},
+            None,
+            lambda: False,
+            "gold not among candidates",
+        ),
+        ("a candidate had them", {"queries": [("top", ["a"], None)]}, None, lambda: True, "L1's top query wrong"),
+        (
+            "L1's second query had them",
+            {"queries": [("top", ["a"], None), ("2nd", ["b"], None)]},
+            None,
+            _never,
+            "L1's top query wrong",
+        ),
+        (
+            "L2 chose the other set",
+            {"queries": [("top", ["b"], None), ("2nd", ["a"], None)], "answers": ["a"], "selected_by": "l2"},
+            None,
+            _never,
+            "L2 chose another set",
+        ),
+        (
+            "ranking",
+            {"queries": [("top", ["a", "b"], None)], "answers": ["a", "b"]},
+            None,
+            _never,
+            "right set, wrong ranking",
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_a_miss_is_classed_by_the_stage_that_failed(case, change, mention, in_candidates, failure):
+    nodes = {
+        "a": AnswerNode(id="a", name="Ann", labels=["Person"], rank=0),
+        "b": AnswerNode(id="b", name="Bob", labels=["Person"], rank=1),
+    }
+    fields = {
+        "anchors": [{"id": "x", "name": "Tom Hank", "labels": ["Person"]}],
+        "candidates": 5,
+        "retrieved": list(nodes.values()),
+        "queries": [],
+        "answers": ["a", "b"],
+    } | change
+    fields["queries"] = [
+        QueryInfo(cypher=c, score=-1.0, results=len(ids), seconds=0.1, ids=ids, error=error)
+        for c, ids, error in fields["queries"]
+    ]
+    fields["answers"] = [nodes[i] for i in fields["answers"]]
+    answer = Answer(question="q", **fields)
+    gold = {"bob"}
+    scores = score_question([normalize_name(n.name) for n in answer.answers], [], gold)
+    assert scores.hit_at_1 == 0.0
+    assert classify(answer, scores, gold, lambda n: normalize_name(n["name"]), mention, in_candidates) == failure
 
 
 def test_the_report_has_tables_per_hop_latency_and_a_plot(report):

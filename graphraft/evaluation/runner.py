@@ -34,13 +34,17 @@ METHOD_TITLES = {
     "vector": "vector similarity of nodes to the question",
     "base": "base model under the constraint, no fine-tuning",
 }
+# why a question was missed, named by the stage that failed (the first that applies)
 FAILURES = (
     "correct",
-    "no anchor",
-    "no valid candidate",
-    "query failed to run",
-    "wrong query chosen",
-    "right query, wrong answer ranking",
+    "no anchor",  # L0/resolution found no node
+    "gold entity not among anchors",  # resolution anchored other nodes than the question's entity
+    "no valid candidate",  # enumeration found no pattern around the anchors
+    "query failed to run",  # every query L1 chose failed in the database
+    "gold not among candidates",  # no candidate query returns the answers: L1 could not be right
+    "L1's top query wrong",  # a candidate returns the answers, L1 ranked another first
+    "L2 chose another set",  # L1's top query returns the answers, L2 picked other nodes
+    "right set, wrong ranking",  # the answers are there, not first
 )
 
 
@@ -120,23 +124,66 @@ def answer_keys(item) -> tuple[set[str], Callable[[dict], str]]:
     return {normalize_name(a) for a in item.answers}, lambda node: normalize_name(str(node["name"]))
 
 
-def classify(answer, scores: QuestionScores, gold: set[str], key) -> str:
-    """Why a question was missed (first reason that applies), or 'correct' (Hit@1 = 1)."""
+def classify(
+    answer,
+    scores: QuestionScores,
+    gold: set[str],
+    key,
+    mention: str | None = None,
+    gold_in_candidates: Callable[[], bool] | None = None,
+) -> str:
+    """Why a question was missed, as the stage that failed (FAILURES, first that applies), or
+    'correct' (Hit@1 = 1). ``mention``: the question's marked entity, when known;
+    ``gold_in_candidates``: whether some candidate query returns every answer (asked only when
+    L1's own queries do not tell)."""
     if scores.hit_at_1 == 1.0:
         return "correct"
     if not answer.anchors:
         return "no anchor"
+    if mention and normalize_name(mention) not in {normalize_name(str(a["name"])) for a in answer.anchors}:
+        return "gold entity not among anchors"
     if not answer.candidates:
         return "no valid candidate"
     if answer.queries and all(q.error for q in answer.queries):
         return "query failed to run"
-    if not any(key(n.model_dump()) in gold for n in answer.retrieved):
-        return "wrong query chosen"
-    return "right query, wrong answer ranking"
+    names = {node.id: key(node.model_dump()) for node in answer.retrieved}
+
+    def finds_gold(query) -> bool:
+        return bool(gold) and gold <= {names.get(node_id, node_id) for node_id in query.ids}
+
+    if not (answer.queries and finds_gold(answer.queries[0])):
+        others = any(finds_gold(query) for query in answer.queries[1:])
+        if others or (gold_in_candidates is not None and gold_in_candidates()):
+            return "L1's top query wrong"
+        return "gold not among candidates" if gold_in_candidates is not None else "L1's top query wrong"
+    if answer.selected_by == "l2" and not gold & {key(node.model_dump()) for node in answer.answers}:
+        return "L2 chose another set"
+    return "right set, wrong ranking"
 
 
-def outcome_from_answer(item, method: str, answer, seconds: float, use_selection: bool) -> Outcome:
+def candidates_hold(pipeline, answer, gold_count: int, answer_ids, answer_names) -> bool:
+    """Whether some pattern around the answer's anchors (1..max hops) returns every answer."""
+    from graphraft.synthesis.patterns import AnchorRef
+
+    for anchor in answer.anchors:
+        ref = AnchorRef(anchor["id"], tuple(anchor["labels"]))
+        for hops in range(1, pipeline.max_hops + 1):
+            found = pipeline.enumerator.around(ref, hops, answer_ids, answer_names)
+            if any(p.hits >= gold_count for p in found.patterns):
+                return True
+    return False
+
+
+def outcome_from_answer(item, method: str, answer, seconds: float, use_selection: bool, pipeline=None) -> Outcome:
+    """One method's outcome on one question; with ``pipeline``, a missed question whose own
+    queries do not show the answers is checked against every candidate (in the database)."""
     gold, key = answer_keys(item)
+    ids = list(item.extra.get("answer_ids", [])) if item.extra else []
+    gold_in_candidates = (
+        (lambda: candidates_hold(pipeline, answer, len(gold), ids, [] if ids else sorted(set(item.answers))))
+        if pipeline is not None
+        else None
+    )
     retrieved = [key(n.model_dump()) for n in answer.retrieved]
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
@@ -147,7 +194,7 @@ def outcome_from_answer(item, method: str, answer, seconds: float, use_selection
         method,
         scores,
         seconds,
-        classify(answer, scores, gold, key),
+        classify(answer, scores, gold, key, item.mention, gold_in_candidates),
         answer.queries[0].cypher if answer.queries else None,
         sum(1 for q in answer.queries if q.error),
         len(answer.queries),
@@ -208,13 +255,13 @@ def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> 
             answer = answers[method][i]
             seconds = _seconds(answer)
             if method != "graphraft":
-                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False))
+                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, pipeline))
                 continue
             if "graphraft" in methods:
-                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True))
+                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True, pipeline))
             if "no-l2" in methods:
                 reason = answer.timings.get("reason", 0.0)
-                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False))
+                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False, pipeline))
         if "vector" in methods:
             report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
 

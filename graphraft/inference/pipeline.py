@@ -45,6 +45,7 @@ class QueryInfo(BaseModel):
     results: int
     seconds: float
     error: str | None = None
+    ids: list[str] = Field(default_factory=list)  # the node ids it returned, in order
 
 
 class Answer(BaseModel):
@@ -222,6 +223,7 @@ class GraphRAFT:
                 results=len(r.node_ids),
                 seconds=round(r.seconds, 4),
                 error=r.error,
+                ids=list(r.node_ids),
             )
             for r in retrieval.runs
         ]
