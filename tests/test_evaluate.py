@@ -184,3 +184,46 @@ def test_eval_command_errors_are_one_line(tmp_path, server):
     assert_one_line_error(proc, "unknown magic")
     proc = run(["eval", "--dataset", "demo", "--methods", "no-l2"], env, check_code=1)
     assert_one_line_error(proc, "--l1-adapter")
+
+
+def test_unmarked_and_typo_variants_change_only_the_question():
+    from graphraft.evaluation.config import EvaluationConfig
+    from graphraft.graph.loaders.question_sets import unmarked, with_typo
+
+    original = QAItem("q9", "who directed [Black Snake Moan]", "Black Snake Moan", ("Craig Brewer",), 1, None, "x")
+    assert unmarked(original).question == "who directed Black Snake Moan"
+    assert unmarked(original).mention == "Black Snake Moan" and unmarked(original).answers == original.answers
+    typos = {with_typo(original, seed).question for seed in range(40)}
+    assert with_typo(original, 3) == with_typo(original, 3)  # reproducible with a seed
+    assert len(typos) > 10  # different seeds, different edits
+    for question in typos:
+        typo = question[question.index("[") + 1 : question.index("]")]
+        assert typo != "Black Snake Moan" and typo[0] == "B" and abs(len(typo) - 16) <= 1
+        # one edit: the common prefix and suffix leave at most two characters either side
+        prefix = next((i for i, (a, b) in enumerate(zip(typo, "Black Snake Moan")) if a != b), 16)
+        suffix = next((i for i, (a, b) in enumerate(zip(typo[::-1], "Black Snake Moan"[::-1])) if a != b), 16)
+        assert prefix + suffix >= len(typo) - 2
+    both = EvaluationConfig(unmarked=True, typos=1).variant([original])[0]
+    assert "[" not in both.question and "Black Snake Moan" not in both.question
+
+
+def test_entity_linking_recall_counts_the_marked_questions():
+    from graphraft.evaluation.metrics import QuestionScores
+    from graphraft.evaluation.runner import EvalReport, Outcome
+
+    def outcome(qid, method, failure, marked):
+        scores = score_question([], [], {"x"})
+        return Outcome(qid, 1, method, scores, 0.1, failure, mention_known=marked)
+
+    report = EvalReport("t", 4, ["graphraft", "vector"])
+    report.outcomes = [
+        outcome("q1", "graphraft", "correct", True),
+        outcome("q2", "graphraft", "L1's top query wrong", True),  # linked, missed later
+        outcome("q3", "graphraft", "gold entity not among anchors", True),
+        outcome("q4", "graphraft", "no anchor", False),  # unmarked: linking cannot be judged
+        outcome("q1", "vector", "correct", True),
+    ]
+    assert report.entity_linking_recall("graphraft") == pytest.approx(2 / 3)
+    assert report.entity_linking_recall("vector") is None
+    assert report.to_dict()["entity_linking_recall"] == {"graphraft": pytest.approx(2 / 3), "vector": None}
+    assert isinstance(report.outcomes[0].scores, QuestionScores)

@@ -57,7 +57,7 @@ def eval_command(
         raise InputFileError(
             f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}"
         )
-    items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit)
+    items = options.variant(load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit))
     if not items:
         raise InputFileError("no questions to evaluate (check --split, --hops and the file)")
     settings = load_settings(base_model=model, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
@@ -96,6 +96,8 @@ def eval_command(
         "hops": hops or "all",
         "limit_per_hop": limit,
         "beams": pipeline.num_beams,
+        "unmarked": options.unmarked,
+        "typos_seed": options.typos,
         "base_model": settings.base_model,
         "l1_adapter": str(settings.l1_adapter) if settings.l1_adapter else None,
         "l2_adapter": str(settings.l2_adapter) if settings.l2_adapter else None,

@@ -12,6 +12,16 @@ METHODS = ("graphraft", "no-l2", "free", "vector", "base")
 
 class EvaluationConfig(AskConfig):
     methods: str = Field(",".join(METHODS), description="Comma-separated: " + ", ".join(METHODS) + ".")
+    unmarked: bool = Field(False, description="Strip the [brackets] around each question's entity.")
+    typos: int | None = Field(None, description="Put one character edit in each question's entity (this seed).")
 
     def ask_config(self) -> AskConfig:
         return AskConfig.model_validate(self.model_dump(include=set(AskConfig.model_fields)))
+
+    def variant(self, items: list) -> list:
+        """The questions as this evaluation asks them (typos first, then brackets stripped)."""
+        from graphraft.graph.loaders.question_sets import unmarked, with_typo
+
+        if self.typos is not None:
+            items = [with_typo(item, self.typos) for item in items]
+        return [unmarked(item) for item in items] if self.unmarked else items

@@ -61,6 +61,7 @@ class Outcome:
     top_query: str | None = None
     failed_queries: int = 0
     queries: int = 0
+    mention_known: bool = False  # the question marks its entity, so linking can be judged
 
 
 @dataclass
@@ -95,6 +96,15 @@ class EvalReport:
         counts = Counter(o.failure for o in self.outcomes if o.method == method)
         return {name: counts.get(name, 0) for name in FAILURES}
 
+    def entity_linking_recall(self, method: str) -> float | None:
+        """Of the questions whose entity is known (marked), the share whose entity was among the
+        anchors; None for a method without anchors (vector) or with no such question."""
+        linked = [o for o in self.outcomes if o.method == method and o.mention_known]
+        if method == "vector" or not linked:
+            return None
+        missed = sum(o.failure in ("no anchor", "gold entity not among anchors") for o in linked)
+        return 1.0 - missed / len(linked)
+
     def failed_query_share(self, method: str) -> float:
         runs = [o for o in self.outcomes if o.method == method]
         total = sum(o.queries for o in runs)
@@ -111,6 +121,7 @@ class EvalReport:
             "latency_s": {m: self.latency(m) for m in self.methods},
             "failures": {m: self.failures(m) for m in self.methods},
             "failed_query_share": {m: self.failed_query_share(m) for m in self.methods},
+            "entity_linking_recall": {m: self.entity_linking_recall(m) for m in self.methods},
         }
 
 
@@ -198,6 +209,7 @@ def outcome_from_answer(item, method: str, answer, seconds: float, use_selection
         answer.queries[0].cypher if answer.queries else None,
         sum(1 for q in answer.queries if q.error),
         len(answer.queries),
+        bool(item.mention),
     )
 
 
@@ -354,6 +366,12 @@ def markdown(report: EvalReport, plot_name: str) -> str:
         "",
         "Queries that failed to run (syntax, not read-only, timeout, no `id` column): "
         + ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["failed_query_share"].items() if m != "vector"),
+        "",
+        "Entity-linking recall (the question's marked entity among the anchors): "
+        + (
+            ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["entity_linking_recall"].items() if v is not None)
+            or "no question marks its entity"
+        ),
         "",
     ]
     if report.settings:

@@ -3,11 +3,14 @@ user's own file, filtered by split and hops, with a stable sample per hop."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from enum import Enum
 from pathlib import Path
 
 from graphraft.errors import InputFileError
-from graphraft.sampling import stable_groups
+from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.sampling import stable_groups, stable_hash
 
 
 class Dataset(str, Enum):
@@ -76,3 +79,40 @@ def parse_hops(text: str | None) -> list[int] | None:
     if not values or any(v not in (1, 2, 3) for v in values):
         raise InputFileError(f"--hops takes 1, 2 and/or 3, got {text!r}")
     return values
+
+
+# ---------------------------------------------------------------------------------- variants
+# How people write questions that the datasets mark: no brackets, a typo in the name. The
+# item keeps its mention (the gold entity), so evaluation can tell whether it was linked.
+
+
+def unmarked(item: QAItem) -> QAItem:
+    """The question without the [brackets] around its entity."""
+    return dataclasses.replace(item, question=item.question.replace("[", "").replace("]", ""))
+
+
+def with_typo(item: QAItem, seed: int) -> QAItem:
+    """One character edit (substitute, delete, insert or swap neighbours) in the mention, the
+    same for the same question and seed; brackets stay as they were. A mention of fewer than
+    four letters is left alone."""
+    mention = item.mention
+    if not mention or len(mention) < 4 or mention not in item.question:
+        return item
+    rng = random.Random(stable_hash(f"{seed}:{item.qid}"))
+    letters = [i for i, ch in enumerate(mention) if ch.isalpha()]
+    if len(letters) < 2:
+        return item
+    i = rng.choice(letters[1:])  # not the first letter: people rarely get that wrong
+    kind = rng.choice(("substitute", "delete", "insert", "swap"))
+    other = rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != mention[i].lower()])
+    if kind == "substitute":
+        typo = mention[:i] + other + mention[i + 1 :]
+    elif kind == "delete":
+        typo = mention[:i] + mention[i + 1 :]
+    elif kind == "insert":
+        typo = mention[:i] + other + mention[i:]
+    else:
+        typo = mention[: i - 1] + mention[i] + mention[i - 1] + mention[i + 1 :]
+        if typo == mention:  # two equal letters: substitute instead
+            typo = mention[:i] + other + mention[i + 1 :]
+    return dataclasses.replace(item, question=item.question.replace(mention, typo, 1))
