@@ -80,3 +80,27 @@ def tiny_model_dir(graphraft_home, tmp_path_factory) -> Path:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(graphraft_home):
+    """The tiny random model around the bundled tokenizer (one per test module)."""
+    from graphraft.models import tiny_random_model
+
+    return tiny_random_model(graphraft_home, seed=1)
+
+
+@pytest.fixture
+def engine(store, tiny, graphraft_home):
+    """A pipeline on the small movie graph: the tiny model under the constraint, [marked] mentions."""
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+
+    from movie_graph import load
+
+    load(store)
+    model, tokenizer = tiny
+    settings = load_settings(home=graphraft_home, embedder="none")
+    return GraphRAFT(
+        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
+    )

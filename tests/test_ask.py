@@ -10,36 +10,16 @@ import sys
 
 import pytest
 
-from graphraft.config import load_settings
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
 from graphraft.graph.records import NodeRecord
 from graphraft.inference.generation import GeneratedQuery
-from graphraft.inference.pipeline import GraphRAFT
 from graphraft.inference.retrieval import execute
-from graphraft.synthesis.mentions import MarkedMentionExtractor
 
 from movie_graph import load
 
 WRITE = re.compile(r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|CALL|LOAD|FOREACH)\b", re.IGNORECASE)
 LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
-
-
-@pytest.fixture(scope="module")
-def tiny(graphraft_home):
-    from graphraft.models import tiny_random_model
-
-    return tiny_random_model(graphraft_home, seed=1)
-
-
-@pytest.fixture
-def engine(store, tiny, graphraft_home):
-    load(store)
-    model, tokenizer = tiny
-    settings = load_settings(home=graphraft_home, embedder="none")
-    return GraphRAFT(
-        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
-    )
 
 
 def test_ask_returns_answers_with_their_cypher_and_evidence(engine, store):

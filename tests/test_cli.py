@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 
 import pytest
 
+from cli_run import one_line_error
+from cli_run import run as run_command
+
 
 def run(args, env_extra, check_code=0):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))}
-    env.update(env_extra)
-    proc = subprocess.run(
-        [sys.executable, "-m", "graphraft", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    proc = run_command(args, env_extra)
     assert proc.returncode == check_code, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
 
 def assert_one_line_error(proc, *fragments):
-    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    assert "Traceback" not in proc.stderr
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error:")
+    line = one_line_error(proc)
     for fragment in fragments:
-        assert fragment in lines[0], lines[0]
+        assert fragment in line, line
 
 
 @pytest.fixture

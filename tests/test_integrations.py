@@ -5,31 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.config import load_settings
 from graphraft.errors import ConfigurationError
-from graphraft.inference.pipeline import GraphRAFT
-from graphraft.synthesis.mentions import MarkedMentionExtractor
-
-from movie_graph import load
 
 QUESTION = "which films did [Tom Hanks] star in"
-
-
-@pytest.fixture(scope="module")
-def tiny(graphraft_home):
-    from graphraft.models import tiny_random_model
-
-    return tiny_random_model(graphraft_home, seed=1)
-
-
-@pytest.fixture
-def engine(store, tiny, graphraft_home):
-    load(store)
-    model, tokenizer = tiny
-    settings = load_settings(home=graphraft_home, embedder="none")
-    return GraphRAFT(
-        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
-    )
 
 
 def test_langchain_retriever_returns_the_answers_as_documents(engine):

@@ -8,12 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fastapi.testclient import TestClient
 
-from graphraft.config import load_settings
-from graphraft.inference.pipeline import GraphRAFT
 from graphraft.serving.app import create_app
-from graphraft.synthesis.mentions import MarkedMentionExtractor
-
-from movie_graph import load
 
 QUESTIONS = [
     "which films did [Tom Hanks] star in",
@@ -21,23 +16,6 @@ QUESTIONS = [
     "who directed [Big]",
     "which films did [Robert Zemeckis] direct",
 ]
-
-
-@pytest.fixture(scope="module")
-def tiny(graphraft_home):
-    from graphraft.models import tiny_random_model
-
-    return tiny_random_model(graphraft_home, seed=1)
-
-
-@pytest.fixture
-def engine(store, tiny, graphraft_home):
-    load(store)
-    model, tokenizer = tiny
-    settings = load_settings(home=graphraft_home, embedder="none")
-    return GraphRAFT(
-        settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
-    )
 
 
 @pytest.fixture

@@ -291,6 +291,15 @@ app.command("eval")(eval_command)
 app.command("train")(train_cli)
 
 
+def _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter):
+    """The pipeline `ask` and `serve` answer with: settings from the global options and these
+    flags, asking settings from --config and the AskConfig flags."""
+    from graphraft.inference.pipeline import GraphRAFT
+
+    settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
+    return GraphRAFT(settings, graph=graph, config=AskConfig.from_yaml(config, **(overrides or {})))
+
+
 @app.command("ask")
 @with_config_flags(AskConfig, skip=("group",))
 def ask_cmd(
@@ -310,12 +319,9 @@ def ask_cmd(
 
     Only queries enumerated around the question's entities can be written (constrained
     decoding), and they run on the read-only path."""
-    from graphraft.inference.pipeline import GraphRAFT
-
     if not question.strip():
         raise InvalidInputError("the question is empty")
-    settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
-    engine = GraphRAFT(settings, graph=graph, config=AskConfig.from_yaml(config, **(overrides or {})))
+    engine = _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter)
     try:
         answer = engine.ask(question)
     finally:
@@ -352,11 +358,9 @@ def serve_cmd(
 
     import uvicorn
 
-    from graphraft.inference.pipeline import GraphRAFT
     from graphraft.serving.app import create_app
 
-    settings = _settings(ctx, base_model=model, extractor=extractor, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
-    engine = GraphRAFT(settings, graph=graph, config=AskConfig.from_yaml(config, **(overrides or {})))
+    engine = _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter)
     logging.getLogger("graphraft.serving").setLevel(logging.INFO)  # a request log line per question
     err.print(f"serving {engine.store.description} on http://{host}:{port} (docs: http://{host}:{port}/docs)")
     try:

@@ -172,29 +172,37 @@ def classify(
     return "right set, wrong ranking"
 
 
-def candidates_hold(pipeline, answer, gold_count: int, answer_ids, answer_names) -> bool:
-    """Whether some pattern around the answer's anchors (1..max hops) returns every answer."""
+def candidate_check(pipeline, item) -> Callable[[Any], bool]:
+    """``answer -> whether some pattern around its anchors (1..max hops) returns every answer of
+    the question``, counted in the database; each set of anchors is checked once, however many
+    methods miss the question."""
     from graphraft.synthesis.patterns import AnchorRef
 
-    for anchor in answer.anchors:
-        ref = AnchorRef(anchor["id"], tuple(anchor["labels"]))
-        for hops in range(1, pipeline.max_hops + 1):
-            found = pipeline.enumerator.around(ref, hops, answer_ids, answer_names)
-            if any(p.hits >= gold_count for p in found.patterns):
-                return True
-    return False
-
-
-def outcome_from_answer(item, method: str, answer, seconds: float, use_selection: bool, pipeline=None) -> Outcome:
-    """One method's outcome on one question; with ``pipeline``, a missed question whose own
-    queries do not show the answers is checked against every candidate (in the database)."""
-    gold, key = answer_keys(item)
     ids = list(item.extra.get("answer_ids", [])) if item.extra else []
-    gold_in_candidates = (
-        (lambda: candidates_hold(pipeline, answer, len(gold), ids, [] if ids else sorted(set(item.answers))))
-        if pipeline is not None
-        else None
-    )
+    names = [] if ids else sorted(set(item.answers))
+    gold_count = len(answer_keys(item)[0])
+    known: dict[tuple, bool] = {}
+
+    def check(answer) -> bool:
+        anchors = tuple((a["id"], tuple(a["labels"])) for a in answer.anchors)
+        if anchors not in known:
+            known[anchors] = any(
+                p.hits >= gold_count
+                for anchor_id, labels in anchors
+                for hops in range(1, pipeline.max_hops + 1)
+                for p in pipeline.enumerator.around(AnchorRef(anchor_id, labels), hops, ids, names).patterns
+            )
+        return known[anchors]
+
+    return check
+
+
+def outcome_from_answer(
+    item, method: str, answer, seconds: float, use_selection: bool, gold_in_candidates: Callable | None = None
+) -> Outcome:
+    """One method's outcome on one question; with ``gold_in_candidates`` (``candidate_check``), a
+    missed question whose own queries do not show the answers is checked against every candidate."""
+    gold, key = answer_keys(item)
     retrieved = [key(n.model_dump()) for n in answer.retrieved]
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
@@ -205,7 +213,14 @@ def outcome_from_answer(item, method: str, answer, seconds: float, use_selection
         method,
         scores,
         seconds,
-        classify(answer, scores, gold, key, item.mention, gold_in_candidates),
+        classify(
+            answer,
+            scores,
+            gold,
+            key,
+            item.mention,
+            (lambda: gold_in_candidates(answer)) if gold_in_candidates is not None else None,
+        ),
         answer.queries[0].cypher if answer.queries else None,
         sum(1 for q in answer.queries if q.error),
         len(answer.queries),
@@ -263,17 +278,18 @@ def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> 
     # L1 searches a group of questions in each forward call (pipeline.ask_many)
     answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
     for i, item in enumerate(chunk):
+        check = candidate_check(pipeline, item)
         for method, _ in runs:
             answer = answers[method][i]
             seconds = _seconds(answer)
             if method != "graphraft":
-                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, pipeline))
+                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, check))
                 continue
             if "graphraft" in methods:
-                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True, pipeline))
+                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True, check))
             if "no-l2" in methods:
                 reason = answer.timings.get("reason", 0.0)
-                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False, pipeline))
+                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False, check))
         if "vector" in methods:
             report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
 

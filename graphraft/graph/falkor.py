@@ -76,15 +76,9 @@ class FalkorDBStore(GraphStore):
         local = host in ("127.0.0.1", "localhost", "::1")
         self.identity = f"FalkorDB graph '{graph}'" if local else self.description
         self._clients: dict[int, FalkorDB] = {}
-        client = self._client(self.connect_timeout_s)
-        try:
-            client.connection.ping()  # unreachable or stalled: fail now, not at the first query
-        except RedisTimeoutError:
-            raise DatabaseUnavailableError(
-                f"{self.description} did not answer within {self.connect_timeout_s:.0f}s (is the server stalled?)"
-            ) from None
-        except RedisError as exc:
-            raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
+        self._graphs: dict[int, Any] = {}
+        # making a client asks the server about itself: unreachable or stalled fails here
+        self._client(self.connect_timeout_s)
 
     def _client(self, seconds: float) -> FalkorDB:
         """A client whose socket waits at most ``seconds`` (whole seconds, so there are few)."""
@@ -108,7 +102,11 @@ class FalkorDBStore(GraphStore):
         return self._clients[key]
 
     def _graph(self, seconds: float):
-        return self._client(seconds).select_graph(self.graph_name)
+        """The graph handle on that client, kept: it caches the labels and types results name."""
+        key = max(1, math.ceil(seconds))
+        if key not in self._graphs:
+            self._graphs[key] = self._client(seconds).select_graph(self.graph_name)
+        return self._graphs[key]
 
     def _admin(self, *args):
         """A server command (not a query) under the connect limit."""
@@ -168,8 +166,8 @@ class FalkorDBStore(GraphStore):
         if not self._graph_exists():
             raise self._not_found()
         known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
-        if known:
-            nodes, rels = self.count_nodes(), self.count_relationships()
+        if known:  # the graph exists: count without asking again
+            nodes, rels = GraphStore.count_nodes(self), GraphStore.count_relationships(self)
             if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
                 raise GraphDataLostError(
                     f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
@@ -291,6 +289,7 @@ class FalkorDBStore(GraphStore):
         if self._graph_exists():
             graph = self._graph(self.write_timeout_ms / 1000)
             self._call(graph.delete, self.write_timeout_ms)
+            self._graphs.clear()  # their cached labels and types belonged to the deleted graph
         if self.catalog is not None:
             self.catalog.forget(self.graph_name)
         self.invalidate_schema()
@@ -313,3 +312,4 @@ class FalkorDBStore(GraphStore):
             with contextlib.suppress(RedisError):
                 client.connection.close()
         self._clients.clear()
+        self._graphs.clear()

@@ -6,6 +6,7 @@ else the nodes in query-score order)."""
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -123,8 +124,7 @@ class GraphRAFT:
         """This pipeline (the same store, model, anchoring, candidates and retrieval) with another
         query generator and answer selector (None: query order): how the evaluation's baselines
         are made, so they differ from GraphRAFT in nothing else."""
-        other = object.__new__(GraphRAFT)
-        other.__dict__.update(self.__dict__)
+        other = copy.copy(self)
         other.generator, other.reasoner = generator, reasoner
         return other
 
