@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     )
     similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
     max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
+    # None turns the character match off (a name dictionary of every node is read on first use)
+    fuzzy_floor: float | None = Field(
+        0.8, ge=0.0, le=1.0, description="Typo match: keep names at least this close by characters (rapidfuzz ratio)."
+    )
 
     @field_validator("neo4j_uri")
     @classmethod

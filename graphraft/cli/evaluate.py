@@ -17,10 +17,11 @@ from graphraft.cli.synthesize import (
     MetaqaPathOption,
     QuestionsOption,
     SplitOption,
+    WordingOption,
 )
 from graphraft.errors import ConfigurationError, InputFileError
 from graphraft.evaluation.config import EvaluationConfig
-from graphraft.graph.loaders.question_sets import Split, graph_for, load_items, parse_hops, question_set_name
+from graphraft.graph.loaders.question_sets import Split, Wording, graph_for, load_items, parse_hops, question_set_name
 
 
 @with_config_flags(EvaluationConfig)
@@ -28,6 +29,7 @@ def eval_command(
     dataset: DatasetOption = None,
     questions: QuestionsOption = None,
     metaqa_path: MetaqaPathOption = None,
+    wording: WordingOption = Wording.vanilla,
     split: SplitOption = Split.validation,
     hops: HopsOption = None,
     limit: LimitOption = None,
@@ -57,7 +59,7 @@ def eval_command(
         raise InputFileError(
             f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}"
         )
-    items = options.variant(load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit))
+    items = options.variant(load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording))
     if not items:
         raise InputFileError("no questions to evaluate (check --split, --hops and the file)")
     settings = load_settings(base_model=model, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
@@ -68,7 +70,7 @@ def eval_command(
     if {"graphraft", "no-l2", "free"} & set(chosen) and not settings.l1_adapter:
         raise ConfigurationError("graphraft, no-l2 and free need an L1 adapter: pass --l1-adapter")
     graph_name = graph_for(graph, dataset, questions, settings)
-    name = f"{question_set_name(dataset, questions)}-{split.value}"
+    name = f"{question_set_name(dataset, questions, wording)}-{split.value}"
     folder = output or Path("outputs") / "eval" / name
     console = Console(stderr=True)
     pipeline = GraphRAFT(settings, graph=graph_name, config=options.ask_config())
@@ -96,6 +98,7 @@ def eval_command(
         "hops": hops or "all",
         "limit_per_hop": limit,
         "beams": pipeline.num_beams,
+        "wording": wording.value,
         "unmarked": options.unmarked,
         "typos_seed": options.typos,
         "base_model": settings.base_model,

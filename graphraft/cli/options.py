@@ -28,7 +28,10 @@ def _flag_type(annotation: Any) -> Any:
         return str  # the model checks the choice
     if origin is list:
         (item,) = typing.get_args(annotation) or (str,)
-        return list[item] if item in SCALARS else None
+        if item in SCALARS:
+            return list[item]
+        # a list of small models written as text on the command line (TrainConfig.data's PATH@SHARE)
+        return list[str] if isinstance(item, type) and issubclass(item, BaseModel) else None
     return annotation if annotation in SCALARS else None
 
 

@@ -11,13 +11,25 @@ import typer
 from graphraft.cli.common import run_guarded
 from graphraft.cli.options import ConfigFileOption, with_config_flags
 from graphraft.errors import InputFileError
-from graphraft.graph.loaders.question_sets import Dataset, Split, graph_for, load_items, parse_hops, question_set_name
+from graphraft.graph.loaders.question_sets import (
+    Dataset,
+    Split,
+    Wording,
+    as_people_write,
+    graph_for,
+    load_items,
+    parse_hops,
+    question_set_name,
+)
 from graphraft.synthesis.synthesizer import SynthesisConfig
 
 # The question-set options `synthesize` and `eval` share.
 DatasetOption = Annotated[Optional[Dataset], typer.Option(help="A dataset GraphRAFT knows.")]
 QuestionsOption = Annotated[Optional[Path], typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines.")]
 MetaqaPathOption = Annotated[Optional[Path], typer.Option(help="MetaQA folder (default ../shared/datasets/metaqa).")]
+WordingOption = Annotated[
+    Wording, typer.Option(help="MetaQA's wording: vanilla (its templates) or ntm (paraphrased; 1-hop).")
+]
 SplitOption = Annotated[Split, typer.Option(help="Which part of the deterministic split.")]
 HopsOption = Annotated[Optional[str], typer.Option(help="Only these question hops, e.g. '1,2'.")]
 LimitOption = Annotated[Optional[int], typer.Option(min=1, help="At most N questions per hop (a stable sample).")]
@@ -31,6 +43,7 @@ def synthesize_command(
     dataset: DatasetOption = None,
     questions: QuestionsOption = None,
     metaqa_path: MetaqaPathOption = None,
+    wording: WordingOption = Wording.vanilla,
     split: SplitOption = Split.all,
     hops: HopsOption = None,
     limit: LimitOption = None,
@@ -55,13 +68,13 @@ def synthesize_command(
     from graphraft.graph import open_store
     from graphraft.synthesis.synthesizer import run_synthesis, synthesizer_for
 
-    hop_list = parse_hops(hops)
-    items = load_items(dataset, questions, metaqa_path, split, hop_list, limit)
+    config = SynthesisConfig.from_yaml(config, **(overrides or {}))
+    items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording)
+    items = as_people_write(items, config.unmarked, config.typos)
     settings = load_settings(extractor=extractor)
     graph_name = graph_for(graph, dataset, questions, settings)
-    name = question_set_name(dataset, questions)
+    name = question_set_name(dataset, questions, wording)
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
-    config = SynthesisConfig.from_yaml(config, **(overrides or {}))
     console = Console(stderr=True)
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:

@@ -20,8 +20,6 @@ class EvaluationConfig(AskConfig):
 
     def variant(self, items: list) -> list:
         """The questions as this evaluation asks them (typos first, then brackets stripped)."""
-        from graphraft.graph.loaders.question_sets import unmarked, with_typo
+        from graphraft.graph.loaders.question_sets import as_people_write
 
-        if self.typos is not None:
-            items = [with_typo(item, self.typos) for item in items]
-        return [unmarked(item) for item in items] if self.unmarked else items
+        return as_people_write(items, self.unmarked, self.typos)

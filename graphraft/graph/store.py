@@ -56,6 +56,7 @@ class GraphStore(ABC):
         self.batch_size = batch_size
         self.cache_dir = cache_dir
         self._schema: GraphSchema | None = None
+        self._name_counts: dict[str, int] | None = None
 
     # ----------------------------------------------------------------- backend hooks
     @abstractmethod
@@ -244,6 +245,18 @@ class GraphStore(ABC):
             {"words": words, "limit": int(limit)},
         )
 
+    def name_counts(self) -> dict[str, int]:
+        """Every normalised name and how many nodes carry it: the dictionary the lexical
+        extractor and the fuzzy resolver search. Read once (one scan), then kept until a load."""
+        if self._name_counts is None:
+            rows = self.read(
+                f"MATCH (n{label_expression((ENTITY_LABEL,))}) WHERE n.{NAME_KEY_PROPERTY} IS NOT NULL "
+                f"RETURN n.{NAME_KEY_PROPERTY} AS key, count(*) AS c",
+                timeout_ms=600_000,
+            )
+            self._name_counts = {row["key"]: row["c"] for row in rows}
+        return self._name_counts
+
     def nodes_by_id(self, ids: Sequence[str], timeout_ms: int | None = None) -> list[Row]:
         rows = self.read(
             f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
@@ -265,6 +278,7 @@ class GraphStore(ABC):
     # ----------------------------------------------------------------- schema
     def invalidate_schema(self) -> None:
         self._schema = None
+        self._name_counts = None
 
     def schema(self, refresh: bool = False) -> GraphSchema:
         """Labels, relationship types and (label)-[type]->(label) patterns with counts.

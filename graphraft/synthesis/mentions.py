@@ -82,11 +82,7 @@ class LexicalExtractor(EntityExtractor):
 
     @classmethod
     def from_store(cls, store, **kwargs) -> LexicalExtractor:
-        rows = store.read(
-            "MATCH (n:__Entity__) WHERE n.name_norm IS NOT NULL RETURN n.name_norm AS key, count(*) AS c",
-            timeout_ms=600_000,
-        )
-        return cls({row["key"]: row["c"] for row in rows}, **kwargs)
+        return cls(store.name_counts(), **kwargs)
 
     def extract(self, question: str) -> list[Mention]:
         text = normalize_name(question)

@@ -1,10 +1,13 @@
 """Resolve mentions to anchor node ids: exact normalised name through the index first, else
-the nearest names by the vector index above a similarity floor. Ambiguous names keep
-several candidates, and every anchor records how it was found.
+the close names, found two ways and pooled: the nearest names by the vector index above a
+similarity floor, and the names a character edit or two away (rapidfuzz's edit-distance ratio
+over the graph's name dictionary), which catch typos the embedding misses ("Forest Gumpp" is
+0.60 from "Forrest Gump" by cosine, 0.87 by characters). Ambiguous names keep several
+candidates, and every anchor records how it was found.
 
-A graph loaded without name embeddings (``--no-embed``) has no vector index: there the
-fallback is a text match (names containing the mention's words, ranked by string
-similarity), and ``vector_missing`` says so for the caller to report."""
+A graph loaded without name embeddings (``--no-embed``) has no vector index: there a text
+match (names containing the mention's words, ranked by string similarity) stands in for it,
+and ``vector_missing`` says so for the caller to report."""
 
 from __future__ import annotations
 
@@ -24,6 +27,11 @@ from graphraft.text import normalize_name
 #: mention that is most of the name ("Forrest Gump" in "Forrest Gump 2") passes, a single
 #: shared word in a long name does not
 TEXT_FLOOR = 0.5
+#: the character match keeps names at least this close (rapidfuzz ratio: 1 - normalised
+#: Indel distance) and at most FUZZY_CANDIDATES of them; both chosen on seeded typos of the
+#: MetaQA validation entities (benchmarks/typo_linking.py, README "Measured")
+FUZZY_FLOOR = 0.8
+FUZZY_CANDIDATES = 3
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +59,13 @@ def resolver_for(store: GraphStore, settings) -> EntityResolver:
     """The resolver the settings describe: their embedder (made on first need), floor and candidates."""
     from graphraft.graph.embeddings import make_embedder
 
-    return EntityResolver(store, lambda: make_embedder(settings), settings.similarity_floor, settings.max_candidates)
+    return EntityResolver(
+        store,
+        lambda: make_embedder(settings),
+        settings.similarity_floor,
+        settings.max_candidates,
+        fuzzy_floor=settings.fuzzy_floor,
+    )
 
 
 class EntityResolver:
@@ -61,6 +75,8 @@ class EntityResolver:
         embedder_factory: Callable[[], Embedder | None] | None = None,
         similarity_floor: float = 0.75,
         max_candidates: int = 3,
+        fuzzy_floor: float | None = FUZZY_FLOOR,
+        fuzzy_candidates: int = FUZZY_CANDIDATES,
     ):
         self.store = store
         self._embedder_factory = embedder_factory
@@ -68,6 +84,8 @@ class EntityResolver:
         self.similarity_floor = similarity_floor
         self.max_candidates = max_candidates
         self._vector_index: bool | None = None
+        self.fuzzy_floor, self.fuzzy_candidates = fuzzy_floor, fuzzy_candidates
+        self._names: list[str] | None = None
 
     @property
     def vector_missing(self) -> bool:
@@ -91,16 +109,44 @@ class EntityResolver:
                 logger.info("%s has no vector index: names are matched exactly and by text", self.store.description)
         vector = self._embed(text) if self._vector_index else None
         if vector is None:
-            return self._text_match(text)
-        anchors = []
-        for node, similarity in self.store.nearest_names(vector, k=self.max_candidates):
-            if similarity >= self.similarity_floor:
-                anchors.append(
-                    Anchor(
-                        text, node["id"], node["name"], domain_labels(node["labels"]), "vector", round(similarity, 4)
-                    )
-                )
-        return anchors
+            close = self._text_match(text)
+        else:
+            close = [
+                Anchor(text, node["id"], node["name"], domain_labels(node["labels"]), "vector", round(similarity, 4))
+                for node, similarity in self.store.nearest_names(vector, k=self.max_candidates)
+                if similarity >= self.similarity_floor
+            ]
+        return self._pool(close + self._fuzzy_match(text))
+
+    def _pool(self, anchors: list[Anchor]) -> list[Anchor]:
+        """One anchor per node (its best score), the best ``max_candidates``."""
+        best: dict[str, Anchor] = {}
+        for anchor in anchors:
+            if anchor.id not in best or anchor.score > best[anchor.id].score:
+                best[anchor.id] = anchor
+        return sorted(best.values(), key=lambda a: -a.score)[: self.max_candidates]
+
+    def _fuzzy_match(self, text: str) -> list[Anchor]:
+        """Nodes whose normalised name is within a few character edits of the mention's."""
+        if self.fuzzy_floor is None:
+            return []
+        from rapidfuzz import fuzz, process
+
+        if self._names is None:
+            self._names = list(self.store.name_counts())
+        found = process.extract(
+            normalize_name(text),
+            self._names,
+            scorer=fuzz.ratio,
+            processor=None,
+            limit=self.fuzzy_candidates,
+            score_cutoff=self.fuzzy_floor * 100,
+        )
+        return [
+            Anchor(text, row["id"], row["name"], domain_labels(row["labels"]), "fuzzy", round(score / 100, 4))
+            for name, score, _ in found
+            for row in self.store.nodes_by_name(name, limit=self.max_candidates)
+        ]
 
     def _text_match(self, text: str) -> list[Anchor]:
         """Names that contain every word of the mention, most similar first, above the floor."""

@@ -53,11 +53,18 @@ class SynthesisConfig(StageConfig):
         "alternatives, so targets can follow the question's wording).",
     )
     workers: int = Field(2, ge=1, description="Questions worked on in parallel.")
+    # the questions as people write them: L0 and resolution then find the entity as `ask`
+    # does, so wrong anchors sit among the candidates and the target names the right one
+    unmarked: bool = Field(False, description="Strip the [brackets] around each question's entity.")
+    typos: int | None = Field(None, description="Put one character edit in each question's entity (this seed).")
 
     def fingerprint(self) -> dict[str, Any]:
         """What decides the rows' content (not how fast they are made)."""
         data = self.model_dump()
         data.pop("workers")
+        for key in ("unmarked", "typos"):  # the defaults, as in files written before the options
+            if data[key] in (False, None):
+                data.pop(key)
         if not data["all_hops"]:
             data.pop("all_hops")  # the default, as in files written before the option existed
         data["renderer_version"] = RENDERER_VERSION

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphraft.config import StageConfig
 from graphraft.inference.prompts import DETAIL_CHARS
@@ -27,15 +27,47 @@ class LoraSettings(BaseModel):
     top_layers: int | None = Field(None, gt=0, description="Adapt only the top N transformer layers (unset: all).")
 
 
+class DataSource(BaseModel):
+    """A synthesis file, and optionally the share of the training examples drawn from it.
+    Written ``PATH`` or ``PATH@SHARE`` (a flag, a YAML string) or as a mapping."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path
+    # e.g. a few real pairs among many generated ones: they repeat to fill their share
+    share: float | None = Field(
+        None, gt=0, le=1, description="Fraction of max_train_examples from this file (its rows repeat if too few)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value):
+        if isinstance(value, (str, Path)):
+            path, sep, share = str(value).rpartition("@")
+            try:
+                return {"path": path, "share": float(share)} if sep else {"path": str(value)}
+            except ValueError:
+                return {"path": str(value)}  # an @ that is part of the file name
+        return value
+
+    def __str__(self) -> str:
+        return f"{self.path}@{self.share:g}" if self.share is not None else str(self.path)
+
+
 class TrainConfig(StageConfig):
     """How L1 or L2 is trained: a YAML file in training/ sets these, a flag overrides one."""
 
     task: Literal["l1", "l2"] = Field(description="l1 (question -> Cypher) or l2 (answer selection).")
     base_model: str = Field("bundled", description="'bundled', a folder, a hub id, or 'tiny-random' (tests).")
-    data: list[Path] = Field(description="Synthesis JSONL files (repeat the flag for several).")
+    data: list[DataSource] = Field(
+        description="Synthesis JSONL files, PATH or PATH@SHARE (repeat the flag for several); the files "
+        "without a share fill the rest of max_train_examples, equal shares per hop."
+    )
     output_dir: Path = Field(description="Where checkpoints and the adapter go.")
     graph: str | None = Field(None, description="Graph the data was synthesised on (validation, L2 evidence).")
-    max_train_examples: int | None = Field(3000, description="A stable sample of the rows, equal shares per hop.")
+    max_train_examples: int | None = Field(
+        3000, description="A stable sample of the rows, equal shares per hop (unset: every row once)."
+    )
     validation_examples: int = Field(500, description="Held-out rows scored after each epoch.")
     epochs: float = Field(1.0, gt=0)
     batch_size: int = Field(8, gt=0)
@@ -77,4 +109,13 @@ class TrainConfig(StageConfig):
     @field_validator("data", mode="before")
     @classmethod
     def _one_or_many(cls, value):
-        return [value] if isinstance(value, (str, Path)) else value
+        return [value] if isinstance(value, (str, Path, dict)) else value
+
+    @model_validator(mode="after")
+    def _shares_fit(self):
+        total = sum(source.share or 0.0 for source in self.data)
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"data: the shares add up to {total:g}, more than 1")
+        if total and self.max_train_examples is None:
+            raise ValueError("data: shares need max_train_examples (the number they are shares of)")
+        return self

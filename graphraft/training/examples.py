@@ -15,19 +15,28 @@ from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.prompts import l1_messages, l2_answer_text, prompt_ids
 from graphraft.sampling import stable_groups, stable_hash
 from graphraft.training.base_model import load_base
-from graphraft.training.config import TrainConfig
+from graphraft.training.config import DataSource, TrainConfig
 
 
-def read_synthesis(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    rows = []
-    for path in paths:
-        path = Path(path)
-        if not path.is_file():
-            raise InputFileError(f"{path}: synthesis output not found (run python -m graphraft.synthesize first)")
-        rows += [row for _, row in jsonl_rows(path) if row.get("status") == "ok" and row.get("cypher")]
-    if not rows:
-        raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(map(str, paths)))
-    return rows
+def read_synthesis(sources: Iterable[Path | DataSource]) -> list[dict[str, Any]]:
+    """Every usable row (status ok, with a query) of the files, in order."""
+    return [row for _, rows in read_sources(sources) for row in rows]
+
+
+def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource, list[dict[str, Any]]]]:
+    """Each file with its usable rows."""
+    out = []
+    for source in sources:
+        source = source if isinstance(source, DataSource) else DataSource(path=source)
+        if not source.path.is_file():
+            raise InputFileError(
+                f"{source.path}: synthesis output not found (run python -m graphraft.synthesize first)"
+            )
+        rows = [row for _, row in jsonl_rows(source.path) if row.get("status") == "ok" and row.get("cypher")]
+        out.append((source, rows))
+    if not any(rows for _, rows in out):
+        raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(str(s) for s, _ in out))
+    return out
 
 
 def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
@@ -41,6 +50,26 @@ def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> l
         chosen += ordered[:share]
     rest = sorted((r for r in rows if r not in chosen), key=lambda row: stable_hash(key(row)))
     chosen += rest[: count - len(chosen)]
+    random.Random(seed).shuffle(chosen)
+    return chosen
+
+
+def mixed_sample(
+    sources: list[tuple[DataSource, list[dict[str, Any]]]], count: int | None, seed: int
+) -> list[dict[str, Any]]:
+    """The training rows: each file with a share gives that fraction of ``count`` (its own
+    stable sample, repeated when it has too few rows); the files without one are pooled and
+    fill the rest, equal shares per hop. Without shares this is ``stable_sample`` of all rows."""
+    pooled = [row for source, rows in sources if source.share is None for row in rows]
+    if count is None:
+        return stable_sample(pooled, None, seed)
+    chosen: list[dict[str, Any]] = []
+    for source, rows in sources:
+        if source.share is None or not rows:
+            continue
+        copies, rest = divmod(round(source.share * count), len(rows))
+        chosen += rows * copies + stable_sample(rows, rest, seed)
+    chosen += stable_sample(pooled, max(0, count - len(chosen)), seed)
     random.Random(seed).shuffle(chosen)
     return chosen
 

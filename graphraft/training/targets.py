@@ -14,6 +14,8 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from graphraft.text import normalize_name
+
 _ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
 _SPACES = re.compile(r"\s+")
 
@@ -24,12 +26,13 @@ def query_shape(cypher: str) -> str:
 
 
 def question_template(question: str, mentions: list[str] | tuple[str, ...] = ()) -> str:
-    """The wording of a question with its entity mentions masked: 'who directed _'."""
-    text = question
-    for mention in sorted(mentions, key=len, reverse=True):
+    """The wording of a question with its entity mentions masked: 'who directed _'. Compared
+    normalised (the lexical extractor's mentions of an unmarked question are)."""
+    text = normalize_name(question)
+    for mention in sorted((normalize_name(m) for m in mentions), key=len, reverse=True):
         if mention:
             text = text.replace(mention, "_")
-    return _SPACES.sub(" ", text.replace("[", "").replace("]", "")).strip().lower()
+    return _SPACES.sub(" ", text.replace("[", "").replace("]", "")).strip()
 
 
 def equally_right(row: dict[str, Any]) -> list[str]:

@@ -26,7 +26,8 @@ from graphraft.training.examples import (
     L1TopQueries,
     l1_examples,
     l2_rows,
-    read_synthesis,
+    mixed_sample,
+    read_sources,
     schema_hint,
     stable_sample,
     tokenize_example,
@@ -176,9 +177,12 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     notify = progress_callback or (lambda entry: None)
     started = time.perf_counter()
     torch.manual_seed(config.seed)
-    rows = read_synthesis(config.data)
-    train_rows = stable_sample(
-        [r for r in rows if r.get("split") != "validation"], config.max_train_examples, config.seed
+    sources = read_sources(config.data)
+    rows = [row for _, part in sources for row in part]
+    train_rows = mixed_sample(
+        [(source, [r for r in part if r.get("split") != "validation"]) for source, part in sources],
+        config.max_train_examples,
+        config.seed,
     )
     val_rows = stable_sample(
         [r for r in rows if r.get("split") == "validation"], config.validation_examples, config.seed

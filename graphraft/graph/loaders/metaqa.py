@@ -99,11 +99,21 @@ def read_questions(
     split: str | None = None,
     validation_fraction: float = 0.1,
 ) -> Iterator[QAItem]:
-    """MetaQA dev questions: question, [mention], answers, hops, type, and the split."""
+    """MetaQA dev questions: question, [mention], answers, hops, type, and the split.
+
+    ``variant``: MetaQA's wording, ``vanilla`` (its templates) or ``ntm`` (the same questions
+    paraphrased, line for line; 1-hop only). A paraphrase takes the split of its vanilla line,
+    so a question and its paraphrase are never on both sides."""
     for hop in hops:
         qa_path = root / f"{hop}-hop" / variant / "qa_dev.txt"
         if not qa_path.is_file():
             raise InputFileError(f"{qa_path}: MetaQA question file not found")
+        paired: list[str] = []
+        if variant != "vanilla":
+            vanilla_path = root / f"{hop}-hop" / "vanilla" / "qa_dev.txt"
+            if not vanilla_path.is_file():
+                raise InputFileError(f"{vanilla_path}: needed to split the {variant} questions like their originals")
+            paired = [line.partition("\t")[0] for line in vanilla_path.read_text(encoding="utf-8").splitlines()]
         qtype_path = root / f"{hop}-hop" / "qa_dev_qtype.txt"
         qtypes = qtype_path.read_text(encoding="utf-8").splitlines() if qtype_path.is_file() else []
         for number, line in enumerate(qa_path.read_text(encoding="utf-8").splitlines(), 1):
@@ -113,7 +123,9 @@ def read_questions(
             if not sep or not answers.strip():
                 raise InputFileError(f"{qa_path}:{number}: expected 'question<TAB>answer|answer'")
             found = _MENTION.search(question)
-            item_split = split_of(question, validation_fraction)
+            if paired and number > len(paired):
+                raise InputFileError(f"{qa_path}:{number}: more lines than {hop}-hop/vanilla/qa_dev.txt")
+            item_split = split_of(paired[number - 1] if paired else question, validation_fraction)
             if split is not None and item_split != split:
                 continue
             yield QAItem(

@@ -18,14 +18,23 @@ class Dataset(str, Enum):
     demo = "demo"
 
 
+class Wording(str, Enum):
+    """MetaQA's question wordings: its templates, or the same questions paraphrased (1-hop)."""
+
+    vanilla = "vanilla"
+    ntm = "ntm"
+
+
 class Split(str, Enum):
     train = "train"
     validation = "validation"
     all = "all"
 
 
-def question_set_name(dataset: Dataset | None, questions: Path | None) -> str:
-    return questions.stem if questions is not None else dataset.value
+def question_set_name(dataset: Dataset | None, questions: Path | None, wording: Wording = Wording.vanilla) -> str:
+    if questions is not None:
+        return questions.stem
+    return dataset.value if wording == Wording.vanilla else f"{dataset.value}-{wording.value}"
 
 
 def graph_for(graph: str | None, dataset: Dataset | None, questions: Path | None, settings) -> str:
@@ -42,12 +51,15 @@ def load_items(
     split: Split,
     hops: list[int] | None,
     limit: int | None,
+    wording: Wording = Wording.vanilla,
 ):
     """The questions to work on, filtered by split and hops; ``limit`` per hop, a stable sample."""
     from graphraft.graph.loaders.demo import demo_files
     from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_questions
     from graphraft.graph.loaders.questions import read_question_file
 
+    if wording != Wording.vanilla and (dataset != Dataset.metaqa or questions is not None):
+        raise InputFileError(f"--wording {wording.value} is one of MetaQA's: use it with --dataset metaqa")
     wanted = None if split == Split.all else split.value
     if questions is not None:
         items = list(read_question_file(questions, split=wanted))
@@ -55,7 +67,10 @@ def load_items(
         root = metaqa_path or default_metaqa_dir()
         if root is None:
             raise InputFileError("MetaQA not found: pass --metaqa-path DIR")
-        items = list(read_questions(Path(root), hops=tuple(hops or (1, 2, 3)), split=wanted))
+        root = Path(root)
+        if not hops and wording != Wording.vanilla:  # the hops that have this wording
+            hops = [h for h in (1, 2, 3) if (root / f"{h}-hop" / wording.value).is_dir()]
+        items = list(read_questions(root, hops=tuple(hops or (1, 2, 3)), variant=wording.value, split=wanted))
     elif dataset == Dataset.demo:
         items = list(read_question_file(demo_files()[2], split=wanted))
     else:
@@ -83,12 +98,15 @@ def parse_hops(text: str | None) -> list[int] | None:
 
 # ---------------------------------------------------------------------------------- variants
 # How people write questions that the datasets mark: no brackets, a typo in the name. The
-# item keeps its mention (the gold entity), so evaluation can tell whether it was linked.
+# item keeps its mention (the gold entity), so evaluation can tell whether it was linked, and
+# gets its own qid, so training data can hold a question and its variant side by side.
 
 
 def unmarked(item: QAItem) -> QAItem:
     """The question without the [brackets] around its entity."""
-    return dataclasses.replace(item, question=item.question.replace("[", "").replace("]", ""))
+    return dataclasses.replace(
+        item, qid=f"{item.qid}-unmarked", question=item.question.replace("[", "").replace("]", "")
+    )
 
 
 def with_typo(item: QAItem, seed: int) -> QAItem:
@@ -115,4 +133,12 @@ def with_typo(item: QAItem, seed: int) -> QAItem:
         typo = mention[: i - 1] + mention[i] + mention[i - 1] + mention[i + 1 :]
         if typo == mention:  # two equal letters: substitute instead
             typo = mention[:i] + other + mention[i + 1 :]
-    return dataclasses.replace(item, question=item.question.replace(mention, typo, 1))
+    return dataclasses.replace(item, qid=f"{item.qid}-typo{seed}", question=item.question.replace(mention, typo, 1))
+
+
+def as_people_write(items: list[QAItem], unmarked_: bool = False, typos: int | None = None) -> list[QAItem]:
+    """The questions with a typo in each entity (``typos``: the seed) and/or the brackets
+    stripped, in that order (a typo needs the brackets to find the mention)."""
+    if typos is not None:
+        items = [with_typo(item, typos) for item in items]
+    return [unmarked(item) for item in items] if unmarked_ else list(items)
