@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint install clean-venv bench-load
+.PHONY: demo test lint install clean-venv bench-load metaqa-data
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,3 +44,17 @@ bench-load: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# MetaQA: the graph and the synthesis files training/l1_cpu.yaml and l2_cpu.yaml read
+S := $(BIN)/python -m graphraft.synthesize --dataset metaqa
+metaqa-data: $(STAMP)
+	$(BIN)/graphraft load metaqa
+	$(S) --hops 1 --output outputs/synthesis/metaqa-all-1hop.jsonl
+	$(S) --hops 2 --output outputs/synthesis/metaqa-all-2hop.jsonl
+	$(S) --hops 3 --all-hops --alternatives 8 --output outputs/synthesis/metaqa-all-3hop-allhops.jsonl
+	$(S) --wording ntm --output outputs/synthesis/metaqa-ntm-1hop.jsonl
+	$(S) --wording ntm --unmarked --output outputs/synthesis/metaqa-ntm-1hop-unmarked.jsonl
+	$(S) --hops 1 --unmarked --limit 1500 --output outputs/synthesis/metaqa-1hop-unmarked.jsonl
+	$(S) --hops 2 --unmarked --limit 1500 --output outputs/synthesis/metaqa-2hop-unmarked.jsonl
+	$(S) --hops 3 --unmarked --limit 1500 --all-hops --alternatives 8 \
+	    --output outputs/synthesis/metaqa-3hop-allhops-unmarked.jsonl

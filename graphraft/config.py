@@ -156,4 +156,5 @@ class StageConfig(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
-            raise InputFileError(f"{where}: {field}: {first['msg']}") from None
+            message = first["msg"].removeprefix("Value error, ")  # a validator's own words
+            raise InputFileError(f"{where}: {field + ': ' if field else ''}{message}") from None

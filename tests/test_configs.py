@@ -53,13 +53,36 @@ def test_a_flag_wins_over_the_file_and_the_file_over_the_default(tmp_path):
 
     config = tmp_path / "train.yaml"
     config.write_text("data: [a.jsonl]\noutput_dir: out\nepochs: 3\nbatch_size: 4\nbf16: true\nlora:\n  r: 8\n")
-    result = CliRunner().invoke(app_, ["l1", "--epochs", "0.5", "--no-bf16", "--lora-alpha", "4", "--data", "b.jsonl"])
+    result = CliRunner().invoke(
+        app_, ["l1", "--epochs", "0.5", "--no-bf16", "--lora-alpha", "4", "--data", "b.jsonl", "--data", "c.jsonl@0.2"]
+    )
     assert result.exit_code == 0, result.output
     trained = TrainConfig.from_yaml(config, task="l1", **seen)
     assert (trained.epochs, trained.batch_size, trained.bf16) == (0.5, 4, False)  # flag, file, flag
     assert (trained.lora.r, trained.lora.alpha, trained.lora.dropout) == (8, 4, 0.05)  # file, flag, default
-    assert [p.name for p in trained.data] == ["b.jsonl"]
+    assert [(d.path.name, d.share) for d in trained.data] == [("b.jsonl", None), ("c.jsonl", 0.2)]
     assert trained.learning_rate == TrainConfig.model_fields["learning_rate"].default
+
+
+def test_training_data_takes_shares_as_text_or_mapping_and_checks_them(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text(
+        "task: l1\noutput_dir: out\nmax_train_examples: 100\n"
+        "data: [a.jsonl, b.jsonl@0.25, {path: c@home.jsonl, share: 0.5}, d@x.jsonl]\n"
+    )
+    data = TrainConfig.from_yaml(config).data
+    assert [(str(d.path), d.share) for d in data] == [
+        ("a.jsonl", None),
+        ("b.jsonl", 0.25),
+        ("c@home.jsonl", 0.5),
+        ("d@x.jsonl", None),  # an @ in a file name is part of the name
+    ]
+    with pytest.raises(InputFileError, match=r"train\.yaml: data: .*shares add up to 1\.2, more than 1"):
+        TrainConfig.from_yaml(config, data=["a.jsonl@0.7", "b.jsonl@0.5"])
+    with pytest.raises(InputFileError, match=r"data\.0\.share: .*greater than 0"):
+        TrainConfig.from_yaml(config, data=["a.jsonl@0"])
+    with pytest.raises(ValueError, match="shares need max_train_examples"):
+        TrainConfig.model_validate({"task": "l1", "output_dir": "o", "data": "a@0.5", "max_train_examples": None})
 
 
 def test_a_stage_config_file_with_an_unknown_or_bad_key_names_it(tmp_path):

@@ -123,7 +123,7 @@ def test_a_misspelled_name_resolves_through_the_vector_index(store, embedder):
 
     load(store)
     embed_missing_names(store, embedder)
-    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.7)
+    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.7, fuzzy_floor=None)
     best = resolver.resolve("Forrest Gum")[0]
     assert (best.id, best.method) == ("m3", "vector") and 0.7 <= best.score < 1.0
     assert resolver.resolve("zzzz qqqq xxxx") == []  # nothing above the floor
@@ -131,7 +131,7 @@ def test_a_misspelled_name_resolves_through_the_vector_index(store, embedder):
 
 def test_without_a_vector_index_names_are_matched_by_their_words(store):
     load(store)
-    resolver = EntityResolver(store)
+    resolver = EntityResolver(store, fuzzy_floor=None)  # the word match alone
     best = resolver.resolve("Robert Zemeck")
     assert [(a.id, a.method) for a in best] == [("p3", "text")] and 0.5 <= best[0].score < 1.0
     assert resolver.vector_missing  # the caller can say how names were matched
@@ -146,5 +146,41 @@ def test_with_a_vector_index_the_text_match_is_not_used(store, embedder):
 
     load(store)
     embed_missing_names(store, embedder)
-    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.99)
+    resolver = EntityResolver(store, lambda: embedder, similarity_floor=0.99, fuzzy_floor=None)
     assert resolver.resolve("Robert Zemeck") == [] and not resolver.vector_missing
+
+
+# ---------------------------------------------------------------------------------- typos
+def test_a_typo_the_embedding_misses_resolves_by_characters(store, embedder):
+    from graphraft.graph.embeddings import embed_missing_names
+
+    load(store)
+    embed_missing_names(store, embedder)
+    before = EntityResolver(store, lambda: embedder, fuzzy_floor=None)  # the vector match alone
+    assert "m3" not in [a.id for a in before.resolve("Forest Gumpp")]  # cosine below the 0.75 floor
+    resolver = EntityResolver(store, lambda: embedder)
+    best = resolver.resolve("Forest Gumpp")
+    assert (best[0].id, best[0].method) == ("m3", "fuzzy") and 0.8 <= best[0].score < 1.0
+    assert best[0].name == "Forrest Gump" and best[0].mention == "Forest Gumpp"
+    # a spelled-right name is still the exact match alone
+    assert [(a.id, a.method) for a in resolver.resolve("forrest gump")] == [("m3", "exact")]
+    # far from every name: nothing, however many characters it shares
+    assert resolver.resolve("Forest Fire Rump") == []
+
+
+def test_the_character_match_works_without_a_vector_index(store):
+    load(store)
+    resolver = EntityResolver(store)
+    assert [(a.id, a.method) for a in resolver.resolve("Forest Gumpp")] == [("m3", "fuzzy")]
+    assert resolver.vector_missing
+
+
+def test_fuzzy_floor_and_candidate_count_bound_the_anchors(store):
+    load(store)
+    # "Tom Hank" is one edit from "Tom Hanks"; a low floor lets more names in, the count caps them
+    loose = EntityResolver(store, fuzzy_floor=0.3, fuzzy_candidates=5, max_candidates=10)._fuzzy_match("Tom Hank")
+    strict = EntityResolver(store, fuzzy_floor=0.9)._fuzzy_match("Tom Hank")
+    assert [a.id for a in strict] == ["p1"] and len(loose) > 1 and loose[0].id == "p1"
+    assert all(a.score >= 0.3 for a in loose) and len({a.name for a in loose}) <= 5
+    pooled = EntityResolver(store, fuzzy_floor=0.3, fuzzy_candidates=5, max_candidates=2).resolve("Tom Hank")
+    assert len(pooled) == 2 and pooled[0].id == "p1"  # one anchor a node, the best first, at most max_candidates

@@ -70,6 +70,33 @@ def test_metaqa_questions_give_mention_answers_hops_type_and_a_stable_split(tmp_
     assert all(i.split == split_of(i.question) for i in items)
 
 
+def test_paraphrased_questions_take_the_split_of_their_original_line(tmp_path):
+    from graphraft.graph.loaders.question_sets import Dataset, Split, Wording, load_items
+
+    originals = [f"what did [Actor {i}] act in" for i in range(200)]
+    paraphrases = [f"what has [Actor {i}] been acting in" for i in range(200)]
+    for variant, lines in (("vanilla", originals), ("ntm", paraphrases)):
+        (tmp_path / "1-hop" / variant).mkdir(parents=True)
+        (tmp_path / "1-hop" / variant / "qa_dev.txt").write_text(
+            "".join(f"{q}\tFilm {i}\n" for i, q in enumerate(lines))
+        )
+    (tmp_path / "2-hop" / "vanilla").mkdir(parents=True)  # no ntm wording for 2 hops
+    (tmp_path / "2-hop" / "vanilla" / "qa_dev.txt").write_text("who directed films of [X]\tY\n")
+    ntm = load_items(Dataset.metaqa, None, tmp_path, Split.all, None, None, Wording.ntm)
+    assert [i.question for i in ntm] == paraphrases  # only the hops that have the wording
+    assert [i.split for i in ntm] == [split_of(q) for q in originals]  # the original's split, line by line
+    assert [i.split for i in ntm] != [split_of(q) for q in paraphrases]  # (which their own text would change)
+    assert {i.qid for i in ntm}.isdisjoint(i.qid for i in read_questions(tmp_path, hops=(1,)))
+    validation = load_items(Dataset.metaqa, None, tmp_path, Split.validation, None, None, Wording.ntm)
+    assert {i.line for i in validation} == {i + 1 for i, q in enumerate(originals) if split_of(q) == "validation"}
+    with pytest.raises(InputFileError, match="ntm is one of MetaQA's"):
+        load_items(Dataset.demo, None, None, Split.all, None, None, Wording.ntm)
+    with (tmp_path / "1-hop" / "ntm" / "qa_dev.txt").open("a") as extra:
+        extra.write("one line too many\tZ\n")
+    with pytest.raises(InputFileError, match=r"ntm/qa_dev\.txt:201: more lines than 1-hop/vanilla"):
+        load_items(Dataset.metaqa, None, tmp_path, Split.all, [1], None, Wording.ntm)
+
+
 def test_split_is_deterministic_and_roughly_the_asked_fraction():
     questions = [f"question number {i}" for i in range(5000)]
     first = [split_of(q) for q in questions]

@@ -93,6 +93,38 @@ def test_completion_only_mask_covers_exactly_the_trie_path(graphraft_home):
     assert learned[-1] == tokenizer.eos_token_id and all(mask[len(prompt) :])
 
 
+def test_a_mix_of_files_gives_each_its_share_and_the_rest_equal_hops(tmp_path):
+    from graphraft.training.config import DataSource
+    from graphraft.training.examples import mixed_sample, read_sources
+
+    def rows(prefix, hops, count):
+        return [{"qid": f"{prefix}{h}-{i}", "hops": h} for h in hops for i in range(count)]
+
+    real, generated, paraphrased = rows("r", (1,), 10), rows("g", (1, 2, 3), 200), rows("p", (1,), 500)
+    sources = [
+        (DataSource(path="g.jsonl"), generated),
+        (DataSource(path="r.jsonl", share=0.25), real),  # 10 rows for a share of 50: each 5 times
+        (DataSource(path="p.jsonl", share=0.1), paraphrased),
+    ]
+    chosen = mixed_sample(sources, 200, seed=0)
+    assert len(chosen) == 200 and mixed_sample(sources, 200, seed=0) == chosen  # reproducible
+    by_source = {p: [r for r in chosen if r["qid"][0] == p] for p in "rgp"}
+    assert len(by_source["r"]) == 50 and all(by_source["r"].count(r) == 5 for r in real)
+    assert len(by_source["p"]) == 20 and len({r["qid"] for r in by_source["p"]}) == 20
+    assert sorted(sum(r["hops"] == h for r in by_source["g"]) for h in (1, 2, 3)) == [43, 43, 44]
+    assert mixed_sample(sources, 200, seed=1) != chosen
+    assert mixed_sample([(DataSource(path="g.jsonl"), generated)], None, 0) == generated  # no shares: every row
+    # read from files: only the usable rows (status ok, a query), each file with its own
+    for name, content in (("a.jsonl", generated[:3]), ("b.jsonl", real[:2])):
+        lines = [{**r, "status": "ok", "cypher": "MATCH"} for r in content] + [{"qid": "x", "status": "dropped"}]
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in lines))
+    read = read_sources([tmp_path / "a.jsonl", DataSource(path=tmp_path / "b.jsonl", share=0.5)])
+    assert [(s.share, [r["qid"] for r in part]) for s, part in read] == [
+        (None, ["g1-0", "g1-1", "g1-2"]),
+        (0.5, ["r1-0", "r1-1"]),
+    ]
+
+
 def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
     def row(qid, question, best, alts=(), split="train", hits=1):
         return {
@@ -125,6 +157,8 @@ def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
     assert targets["C"] == directed % "C" and targets["D"] == written % "D" and targets["E"] == written % "E"
     assert all(targets[f"V{i}"] == directed % f"V{i}" for i in range(3))
     assert question_template("who directed [Heat 2]", ["Heat 2"]) == "who directed _"
+    # an unmarked question's mentions come from the lexical extractor, normalised
+    assert question_template("Who directed Heat 2", ["heat 2"]) == "who directed _"
     assert query_shape(directed % "A") == query_shape(directed % "B")
 
 

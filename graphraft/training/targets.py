@@ -30,8 +30,8 @@ def question_template(question: str, mentions: list[str] | tuple[str, ...] = ())
     normalised (the lexical extractor's mentions of an unmarked question are)."""
     text = normalize_name(question)
     for mention in sorted((normalize_name(m) for m in mentions), key=len, reverse=True):
-        if mention:
-            text = text.replace(mention, "_")
+        if mention:  # whole words only: the mention "c" is not in "directed"
+            text = re.sub(rf"(?<!\w){re.escape(mention)}(?!\w)", "_", text)
     return _SPACES.sub(" ", text.replace("[", "").replace("]", "")).strip()
 
 
