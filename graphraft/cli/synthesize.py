@@ -21,6 +21,7 @@ from graphraft.graph.loaders.question_sets import (
     parse_hops,
     question_set_name,
 )
+from graphraft.synthesis.from_graph import GenerationConfig
 from graphraft.synthesis.synthesizer import SynthesisConfig
 
 # The question-set options `synthesize` and `eval` share.
@@ -38,10 +39,16 @@ GraphOption = Annotated[
 ]
 
 
-@with_config_flags(SynthesisConfig)
+@with_config_flags(GenerationConfig)
 def synthesize_command(
     dataset: DatasetOption = None,
-    questions: QuestionsOption = None,
+    questions: Annotated[
+        Optional[Path],
+        typer.Option(help="Your own questions: JSONL or question<TAB>a|b lines; with --from-graph, how many to make."),
+    ] = None,
+    from_graph: Annotated[
+        bool, typer.Option("--from-graph", help="No questions needed: generate them from the graph (cold start).")
+    ] = False,
     metaqa_path: MetaqaPathOption = None,
     wording: WordingOption = Wording.vanilla,
     split: SplitOption = Split.all,
@@ -61,27 +68,37 @@ def synthesize_command(
 
     Rows are appended as they are made; running the same command again resumes and skips
     the questions already done."""
-    from rich.console import Console
-
     from graphraft.cli.common import RichProgress
     from graphraft.config import load_settings
     from graphraft.graph import open_store
     from graphraft.synthesis.synthesizer import run_synthesis, synthesizer_for
 
-    config = SynthesisConfig.from_yaml(config, **(overrides or {}))
+    if from_graph:
+        return _from_graph(questions, dataset, graph, output, extractor, config, overwrite, as_json, overrides or {})
+    generation_only = sorted(set(overrides or {}) - set(SynthesisConfig.model_fields))
+    if generation_only:
+        flags = ", ".join("--" + key.replace("_", "-") for key in generation_only)
+        raise InputFileError(f"{flags}: only with --from-graph")
+    config = GenerationConfig.from_yaml(config, **(overrides or {})).synthesis()
     items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording)
     items = as_people_write(items, config.unmarked, config.typos)
     settings = load_settings(extractor=extractor)
     graph_name = graph_for(graph, dataset, questions, settings)
     name = question_set_name(dataset, questions, wording)
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
-    console = Console(stderr=True)
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:
             raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
         synthesizer = synthesizer_for(store, settings, config)
         meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
         summary = run_synthesis(synthesizer, items, output, meta, overwrite=overwrite, progress=RichProgress())
+    _report(summary, output, config, as_json)
+
+
+def _report(summary, output: Path, config: SynthesisConfig, as_json: bool) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=True)
     report = summary.to_dict()
     output.with_suffix(output.suffix + ".summary.json").write_text(json.dumps(report, indent=2))
     if as_json:
@@ -104,6 +121,45 @@ def synthesize_command(
         f"  questions with a query timeout: {report['questions_with_timeouts']:,}; "
         f"with hub nodes not expanded (cap {config.fanout_cap}): {report['questions_with_hubs_skipped']:,}"
     )
+
+
+def _from_graph(questions, dataset, graph, output, extractor, config_file, overwrite, as_json, overrides) -> None:
+    """`synthesize --from-graph`: questions generated from the graph, written as synthesis rows."""
+    from graphraft.cli.common import RichProgress
+    from graphraft.config import load_settings
+    from graphraft.graph import current_graph, open_store
+    from graphraft.synthesis.from_graph import GraphQuestionGenerator
+    from graphraft.synthesis.paraphrase import ChatParaphraser
+    from graphraft.synthesis.synthesizer import run_synthesis
+
+    if dataset is not None:
+        raise InputFileError("--from-graph makes its own questions: drop --dataset (use --graph for the graph)")
+    if questions is not None:
+        if not str(questions).isdigit() or int(str(questions)) < 1:
+            raise InputFileError(f"with --from-graph, --questions takes how many to make (a number), got {questions}")
+        overrides = {**overrides, "count": int(str(questions))}
+    config = GenerationConfig.from_yaml(config_file, **overrides)
+    settings = load_settings(extractor=extractor)
+    graph_name = graph or current_graph(settings)
+    output = output or Path("outputs") / "synthesis" / f"{graph_name}-from-graph-s{config.seed}.jsonl"
+    progress = RichProgress()
+    with open_store(settings, graph_name) as store:
+        if store.count_nodes() == 0:
+            raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
+        paraphraser = None
+        if config.paraphrase:
+            paraphraser = ChatParaphraser.from_settings(settings, output.with_suffix(".paraphrases.jsonl"))
+        generator = GraphQuestionGenerator(store, config, paraphraser)
+        meta = {"graph": store.identity, **config.fingerprint()}
+        plans = generator.plan(progress)
+        if not plans:
+            raise InputFileError(
+                f"{store.description}: no pattern with 1..{config.max_answers} answers around any node "
+                "(raise --max-answers or --fanout-cap)"
+            )
+        generator.prepare(plans, progress)
+        summary = run_synthesis(generator, plans, output, meta, overwrite=overwrite, progress=progress)
+    _report(summary, output, config, as_json)
 
 
 def main() -> None:

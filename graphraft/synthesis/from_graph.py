@@ -1,0 +1,271 @@
+"""Training questions from the graph alone (cold start): sample anchors, enumerate the patterns
+`ask` would enumerate around them, keep those with a useful answer set, and put each in words
+(graphraft.synthesis.verbalise), optionally paraphrased by a chat model.
+
+The rows have the format `synthesize` writes for question/answer pairs, so `graphraft train`
+takes them unchanged (and mixes them with real pairs: TrainConfig.data's shares). A generated
+question's answers are what its pattern returns in the database, by construction, and its
+target is one of the candidates `ask` enumerates around its anchor."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from graphraft.graph.cypher_text import label_expression
+from graphraft.graph.loaders.metaqa import split_of
+from graphraft.graph.records import ENTITY_LABEL, domain_labels
+from graphraft.graph.store import GraphStore
+from graphraft.progress import Progress, SilentProgress
+from graphraft.sampling import stable_hash
+from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.patterns import AnchorRef, Pattern, render
+from graphraft.synthesis.synthesizer import SynthesisConfig
+from graphraft.synthesis.verbalise import Phrases, Verbaliser
+
+
+class GenerationConfig(SynthesisConfig):
+    """`synthesize --from-graph`: how questions are made from the graph (each field is a flag)."""
+
+    count: int = Field(1000, ge=1, description="--from-graph: questions to generate.")
+    seed: int = Field(0, description="--from-graph: the sample (the same seed, the same questions).")
+    max_answers: int = Field(20, ge=1, description="--from-graph: keep patterns with 1..this many answers.")
+    bridge_share: float = Field(
+        0.1, ge=0.0, le=1.0, description="--from-graph: share of questions joining two anchors."
+    )
+    marked_share: float = Field(
+        0.5, ge=0.0, le=1.0, description="--from-graph: share of questions with the [entity] marked."
+    )
+    phrases: Path | None = Field(None, description="--from-graph: a phrase file (YAML) for your labels and types.")
+    paraphrase: bool = Field(
+        False, description="--from-graph: have the chat model at GRAPHRAFT_OPENAI_BASE_URL rewrite each question."
+    )
+    max_degree: int | None = Field(
+        None, ge=1, description="--from-graph: skip anchors with more relationships (default: fanout_cap)."
+    )
+
+    def synthesis(self) -> SynthesisConfig:
+        return SynthesisConfig.model_validate(self.model_dump(include=set(SynthesisConfig.model_fields)))
+
+    def fingerprint(self) -> dict[str, Any]:
+        data = super().fingerprint()
+        data["phrases"] = str(self.phrases) if self.phrases else None
+        data["source"] = "graph"
+        return data
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One question to write: its qid, its pattern, and its anchors' names (the first anchor's,
+    and a bridge's second)."""
+
+    qid: str
+    pattern: Pattern
+    anchor_name: str
+    other_name: str | None
+    hops: int
+    enumerated: int
+
+
+class GraphQuestionGenerator:
+    """Plans questions (anchors and patterns, deterministic for a seed) and writes their rows;
+    `run_synthesis` drives it like the question/answer synthesizer."""
+
+    def __init__(self, store: GraphStore, config: GenerationConfig, paraphraser=None):
+        self.store, self.config = store, config
+        self.enumerator = PatternEnumerator(store, config.fanout_cap, config.timeout_ms)
+        self.verbaliser = Verbaliser(Phrases.from_yaml(config.phrases) if config.phrases else None)
+        self.paraphraser = paraphraser
+
+    # ------------------------------------------------------------------ anchors
+    def anchors(self) -> list[tuple[AnchorRef, str]]:
+        """Every node with a name, no hub, and a name at most 3 nodes share (ask keeps 3 anchors
+        for a name), interleaved across labels (stratified) in an order fixed by the seed."""
+        seed, cap = self.config.seed, self.config.max_degree or self.config.fanout_cap
+        counts = self.store.name_counts()
+        by_label: dict[str, list[tuple[AnchorRef, str]]] = {}
+        for label in sorted(self.store.schema().labels):
+            rows = self.store.read(
+                f"MATCH (n{label_expression((label, ENTITY_LABEL))}) WHERE n.name IS NOT NULL "
+                "RETURN n.id AS id, n.name AS name, n.name_norm AS key, labels(n) AS labels",
+                timeout_ms=600_000,
+            )
+            rows = [r for r in rows if counts.get(r["key"], 0) <= 3 and str(r["name"]).strip()]
+            rows.sort(key=lambda r: stable_hash(f"{seed}:{r['id']}"))
+            by_label[label] = [(AnchorRef(r["id"], domain_labels(r["labels"])), str(r["name"])) for r in rows]
+        degrees = self._degrees([ref.id for rows in by_label.values() for ref, _ in rows])
+        out, seen = [], set()
+        for round_ in range(max((len(v) for v in by_label.values()), default=0)):
+            for label in sorted(by_label):
+                if round_ < len(by_label[label]):
+                    ref, name = by_label[label][round_]
+                    if ref.id not in seen and degrees.get(ref.id, 0) <= cap:
+                        seen.add(ref.id)
+                        out.append((ref, name))
+        return out
+
+    def _degrees(self, ids: list[str]) -> dict[str, int]:
+        degrees = {}
+        for start in range(0, len(ids), 5000):
+            rows = self.store.read(
+                f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
+                "OPTIONAL MATCH (n)-[r]-() RETURN n.id AS id, count(r) AS degree",
+                {"ids": ids[start : start + 5000]},
+                timeout_ms=600_000,
+            )
+            degrees.update({r["id"]: int(r["degree"]) for r in rows})
+        return degrees
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, progress: Progress | None = None) -> list[Plan]:
+        """``count`` questions: equal shares per hop length (1..max_hops) after the bridges'
+        share. Each anchor gives at most one question of each kind a pass; later passes (a
+        small graph) take other patterns. The pattern shape least used so far wins, so the
+        questions spread over the schema."""
+        cfg = self.config
+        bridges = round(cfg.count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
+        hops = list(range(1, cfg.max_hops + 1))
+        quota = {h: (cfg.count - bridges) // len(hops) for h in hops}
+        for h in hops[: (cfg.count - bridges) % len(hops)]:
+            quota[h] += 1
+        quota["bridge"] = bridges
+        anchors = self.anchors()
+        names = dict((ref.id, name) for ref, name in anchors)
+        shapes: Counter = Counter()
+        used: set[str] = set()
+        plans: list[Plan] = []
+        with (progress or SilentProgress()).task("planning", cfg.count) as task:
+            for _ in range(8):  # passes over the anchors
+                before = len(plans)
+                for ref, _ in anchors:
+                    if not any(quota.values()):
+                        break
+                    for kind in [k for k, left in quota.items() if left]:
+                        options = self._options(ref, kind, names)
+                        options = [o for o in options if o[0].cypher not in used]  # (stats, enumerated)
+                        if not options:
+                            continue
+                        key = lambda o: (shapes[o[0].pattern.shape], stable_hash(f"{cfg.seed}:{o[0].cypher}"))  # noqa: E731
+                        stats, enumerated = min(options, key=key)
+                        pattern = stats.pattern
+                        used.add(stats.cypher)
+                        shapes[pattern.shape] += 1
+                        quota[kind] -= 1
+                        plans.append(
+                            Plan(
+                                f"graph-s{cfg.seed}-{len(plans) + 1}",
+                                pattern,
+                                names[pattern.anchor.id],
+                                names[pattern.end_anchor.id] if pattern.end_anchor else None,
+                                pattern.hops,
+                                enumerated,
+                            )
+                        )
+                        task.advance()
+                if len(plans) == before or not any(quota.values()):
+                    break
+        return plans
+
+    def _options(self, ref: AnchorRef, kind, names: dict[str, str]):
+        """(pattern stats, patterns enumerated) for the patterns with 1..max_answers answers."""
+        if kind != "bridge":
+            found = self.enumerator.around(ref, kind)
+        else:
+            other = self._partner(ref, names)
+            if other is None:
+                return []
+            found = self.enumerator.between(ref, other)
+        return [(s, len(found.patterns)) for s in found.patterns if 1 <= s.total <= self.config.max_answers]
+
+    def _partner(self, ref: AnchorRef, names: dict[str, str]) -> AnchorRef | None:
+        """A second anchor two steps away (chosen by the seed) for a bridge question."""
+        rows = self.store.read(
+            f"MATCH (a{label_expression((ENTITY_LABEL,))} {{id: $id}})--()--(b{label_expression((ENTITY_LABEL,))}) "
+            "WHERE b.id <> $id RETURN DISTINCT b.id AS id, labels(b) AS labels LIMIT 200",
+            {"id": ref.id},
+            timeout_ms=self.config.timeout_ms,
+        )
+        rows = [r for r in rows if r["id"] in names]
+        if not rows:
+            return None
+        row = min(rows, key=lambda r: stable_hash(f"{self.config.seed}:{ref.id}:{r['id']}"))
+        return AnchorRef(row["id"], domain_labels(row["labels"]))
+
+    # ------------------------------------------------------------------ rows
+    def wording(self, plan: Plan) -> tuple[str, int, bool]:
+        """(question, form number, marked): fixed by the seed and the qid."""
+        rng = random.Random(stable_hash(f"{self.config.seed}:{plan.qid}"))
+        marked = rng.random() < self.config.marked_share
+        mark = (lambda text: f"[{text}]") if marked else (lambda text: text)
+        other = mark(plan.other_name) if plan.other_name is not None else None
+        forms = self.verbaliser.questions(plan.pattern, mark(plan.anchor_name), other)
+        form = rng.randrange(len(forms))
+        return forms[form], form, marked
+
+    def prepare(self, plans: list[Plan], progress: Progress | None = None) -> None:
+        """Have the paraphraser rewrite every plan's question (batched, cached) before the rows."""
+        if self.paraphraser is None:
+            return
+        questions = []
+        for plan in plans:
+            question, _, marked = self.wording(plan)
+            names = [] if marked else [n for n in (plan.anchor_name, plan.other_name) if n]
+            questions.append((question, names))
+        with (progress or SilentProgress()).task("paraphrasing", len(questions)) as task:
+            self.paraphraser.rewrite_many(questions, progress=task.advance)
+
+    def row_for(self, plan: Plan) -> dict[str, Any]:
+        started = time.perf_counter()
+        pattern = plan.pattern
+        question, form, marked = self.wording(plan)
+        rewritten = self.paraphraser.rewrite(question) if self.paraphraser is not None else None
+        cypher = render(pattern)
+        ids = [r["id"] for r in self.store.read(cypher, timeout_ms=self.config.timeout_ms)]
+        nodes = {n["id"]: n for n in self.store.nodes_by_id(ids)} if ids else {}
+        answers = [str(nodes[i]["properties"].get("name", i)) for i in ids if i in nodes]
+        named = [(pattern.anchor, plan.anchor_name)]
+        if pattern.end_anchor is not None:
+            named.append((pattern.end_anchor, plan.other_name or ""))
+        anchors = [
+            {"mention": n, "id": a.id, "name": n, "labels": list(a.labels), "method": "graph", "score": 1.0}
+            for a, n in named
+        ]
+        ok = bool(ids)
+        return {
+            "qid": plan.qid,
+            "question": rewritten or question,
+            "hops": plan.hops,
+            "qtype": "graph:" + pattern.shape,
+            "split": split_of(plan.qid),
+            "answers": answers,
+            "answer_ids": ids,
+            "mentions": [a["mention"] for a in anchors],
+            "anchors": anchors,
+            "status": "ok" if ok else "dropped",
+            "reason": None if ok else "the pattern returned nothing",
+            "cypher": cypher if ok else None,
+            "pattern": pattern.to_dict(),
+            "hits": len(ids),
+            "total": len(ids),
+            "precision": 1.0,
+            "recall": 1.0 if ok else 0.0,
+            "alternatives": [],
+            "closest": None,
+            "enumerated": plan.enumerated,
+            "timeouts": [],
+            "hubs_skipped": 0,
+            "source": {
+                "kind": "graph",
+                "seed": self.config.seed,
+                "form": form,
+                "marked": marked,
+                "template": question if rewritten else None,  # the question before the rewrite
+            },
+            "timings": {"total": round(time.perf_counter() - started, 5)},
+        }

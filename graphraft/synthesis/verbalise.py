@@ -1,0 +1,164 @@
+"""Questions from patterns, in words taken from the graph's own schema (cold start, issue 16).
+
+No phrase is written for any particular data set: a relationship type is split into words and
+read by its shape, and a label is a noun.
+
+- ``DIRECTED_BY``, ``BORN_IN`` (a participle and a preposition): "the movies directed by X",
+  "which city was X born in";
+- ``HAS_GENRE`` (has + a noun): "the genre of X", "the movies with genre X";
+- ``IN_LANGUAGE`` (a preposition first): "the language of X", "the movies in language X";
+- ``WON`` (one word, read as a verb): "the awards X won", "the books that won X";
+- anything else (``RELEASE_YEAR``, ``STARRED_ACTORS``) as a noun: "the release year of X",
+  "the movies with release year X".
+
+A phrase file (YAML) written by the user for their graph replaces the words for any label or
+relationship type::
+
+    labels:
+      Person: {singular: person, plural: people}
+    relationships:
+      DIRECTED_BY:
+        forward: ["the director of {x}"]          # (x)-[:DIRECTED_BY]->(answer)
+        backward: ["the films {x} directed"]     # (x)<-[:DIRECTED_BY]-(answer)
+
+Each pattern reads as a chain of noun phrases ("the genre of the movies directed by [X]"), put in
+one of several question forms (what/which, the noun phrase alone, name/list), chosen by a hash so
+that the same seed gives the same questions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphraft.errors import InputFileError
+from graphraft.synthesis.patterns import Pattern, Step
+
+PREPOSITIONS = frozenset("about at by for from in into of on to with under over".split())
+
+
+def words_of(identifier: str) -> list[str]:
+    """``DIRECTED_BY`` -> ['directed', 'by']; ``releaseYear`` -> ['release', 'year']."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", identifier)
+    return [w for w in re.split(r"[\s_\-:.]+", spaced.lower()) if w]
+
+
+def plural(noun: str) -> str:
+    """English plural of the last word (a rule, not a dictionary)."""
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    elif re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
+@dataclass
+class Phrases:
+    """What the user's phrase file says; empty by default."""
+
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    relationships: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    @classmethod
+    def from_yaml(cls, path: Path) -> Phrases:
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8-sig")) or {}
+        except OSError as exc:
+            raise InputFileError(f"{path}: cannot read the phrase file ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise InputFileError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        if not isinstance(data, dict) or set(data) - {"labels", "relationships"}:
+            raise InputFileError(f"{path}: a phrase file has 'labels' and/or 'relationships' at the top")
+        labels, rels = data.get("labels") or {}, data.get("relationships") or {}
+        for name, entry in labels.items():
+            if not isinstance(entry, dict) or set(entry) - {"singular", "plural"}:
+                raise InputFileError(f"{path}: labels.{name}: give 'singular' and/or 'plural'")
+        for name, entry in rels.items():
+            if not isinstance(entry, dict) or set(entry) - {"forward", "backward"}:
+                raise InputFileError(f"{path}: relationships.{name}: give 'forward' and/or 'backward' phrases")
+            for way, phrases in entry.items():
+                phrases = [phrases] if isinstance(phrases, str) else phrases
+                if not phrases or not all(isinstance(p, str) and "{x}" in p for p in phrases):
+                    raise InputFileError(f"{path}: relationships.{name}.{way}: each phrase needs {{x}}")
+                entry[way] = phrases
+        return cls(labels, rels)
+
+
+class Verbaliser:
+    def __init__(self, phrases: Phrases | None = None):
+        self.phrases = phrases or Phrases()
+
+    # ------------------------------------------------------------------ nouns
+    def noun(self, labels: tuple[str, ...], many: bool = False) -> str:
+        label = labels[0] if labels else "thing"
+        given = self.phrases.labels.get(label, {})
+        singular = given.get("singular") or " ".join(words_of(label)) or "thing"
+        return (given.get("plural") or plural(singular)) if many else singular
+
+    # ------------------------------------------------------------------ one step
+    def step_phrases(self, step: Step, x: str) -> list[str]:
+        """Noun phrases for the node a step reaches from ``x`` (already a phrase)."""
+        way = "forward" if step.outgoing else "backward"
+        given = self.phrases.relationships.get(step.type, {}).get(way)
+        if given:
+            return [p.replace("{x}", x) for p in given]
+        words = words_of(step.type) or ["related"]
+        them = self.noun(step.labels, many=True)
+        if len(words) > 1 and words[-1] in PREPOSITIONS:  # DIRECTED_BY, BORN_IN
+            verb = " ".join(words)
+            if step.outgoing:
+                return [f"the {self.noun(step.labels)} that {x} was {verb}", f"the {them} {x} was {verb}"]
+            return [f"the {them} {verb} {x}", f"the {them} that were {verb} {x}"]
+        if words[0] == "has" and len(words) > 1:  # HAS_GENRE
+            noun = " ".join(words[1:])
+            if step.outgoing:
+                return [f"the {noun} of {x}", f"the {plural(noun)} of {x}"]
+            return [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
+        if words[0] in PREPOSITIONS and len(words) > 1:  # IN_LANGUAGE
+            rest = " ".join(words[1:])
+            if step.outgoing:
+                return [f"the {rest} of {x}", f"the {rest} {x} is {words[0]}"]
+            return [f"the {them} {' '.join(words)} {x}"]
+        if len(words) == 1:  # WON: read as a verb
+            if step.outgoing:
+                return [f"the {them} {x} {words[0]}", f"the {them} that {x} {words[0]}"]
+            return [f"the {them} that {words[0]} {x}"]
+        noun = " ".join(words)  # RELEASE_YEAR, STARRED_ACTORS
+        if step.outgoing:
+            return [f"the {noun} of {x}"]
+        return [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
+
+    # ------------------------------------------------------------------ patterns
+    def phrases_for(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
+        """Noun phrases for the pattern's target, given the anchor's (and a second anchor's)
+        text; the first phrase of each earlier step is kept (one reading of the chain)."""
+        steps = pattern.steps
+        if pattern.end_anchor is not None:  # a bridge: the middle node, seen from both anchors
+            back = Step(steps[1].type, not steps[1].outgoing, steps[0].labels)
+            first = self.step_phrases(steps[0], anchor)
+            second = self.step_phrases(back, other or "")
+            them = self.noun(steps[0].labels, many=True)
+            strip = lambda p: p.removeprefix(f"the {them} ")  # noqa: E731 - "the movies X" -> "X"
+            return [f"{a} and {strip(b)}" for a in first for b in second[:1]]
+        x = anchor
+        for step in steps[: pattern.target - 1]:
+            x = self.step_phrases(step, x)[0]
+        return self.step_phrases(steps[pattern.target - 1], x)
+
+    def questions(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
+        """Every question form for the pattern (the caller picks one)."""
+        forms = []
+        target_noun = self.noun(pattern.steps[pattern.target - 1].labels, many=True)
+        for phrase in self.phrases_for(pattern, anchor, other):
+            rest = phrase.removeprefix("the ")
+            forms += [f"what are {phrase}", f"which are {phrase}", f"name {phrase}", phrase]
+            if rest.startswith(target_noun + " "):  # "the movies directed by X" -> "which movies directed by X"
+                forms.append(f"which {rest}")
+            else:
+                forms.append(f"what is {phrase}")
+        return forms
