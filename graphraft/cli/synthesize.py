@@ -129,7 +129,9 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     from graphraft.config import load_settings
     from graphraft.graph import current_graph, open_store
     from graphraft.synthesis.from_graph import GraphQuestionGenerator
+    from graphraft.synthesis.mentions import make_extractor
     from graphraft.synthesis.paraphrase import ChatParaphraser
+    from graphraft.synthesis.resolution import resolver_for
     from graphraft.synthesis.synthesizer import run_synthesis
 
     if dataset is not None:
@@ -149,7 +151,8 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
         paraphraser = None
         if config.paraphrase:
             paraphraser = ChatParaphraser.from_settings(settings, output.with_suffix(".paraphrases.jsonl"))
-        generator = GraphQuestionGenerator(store, config, paraphraser)
+        asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
+        generator = GraphQuestionGenerator(store, config, paraphraser, asking)
         meta = {"graph": store.identity, **config.fingerprint()}
         plans = generator.plan(progress)
         if not plans:

@@ -77,8 +77,10 @@ class GraphQuestionGenerator:
     """Plans questions (anchors and patterns, deterministic for a seed) and writes their rows;
     `run_synthesis` drives it like the question/answer synthesizer."""
 
-    def __init__(self, store: GraphStore, config: GenerationConfig, paraphraser=None):
-        self.store, self.config = store, config
+    def __init__(self, store: GraphStore, config: GenerationConfig, paraphraser=None, asking=None):
+        """``asking``: the (extractor, resolver) `ask` uses; with them each question is checked
+        to find its target among the candidates `ask` would enumerate for it (else dropped)."""
+        self.store, self.config, self.asking = store, config, asking
         self.enumerator = PatternEnumerator(store, config.fanout_cap, config.timeout_ms)
         self.verbaliser = Verbaliser(Phrases.from_yaml(config.phrases) if config.phrases else None)
         self.paraphraser = paraphraser
@@ -197,6 +199,13 @@ class GraphQuestionGenerator:
         row = min(rows, key=lambda r: stable_hash(f"{self.config.seed}:{ref.id}:{r['id']}"))
         return AnchorRef(row["id"], domain_labels(row["labels"]))
 
+    def candidates(self, question: str) -> set[str]:
+        """The queries `ask` would choose from for the question: its mentions (L0), their
+        anchors, and every pattern around them."""
+        extractor, resolver = self.asking
+        anchors = resolver.resolve_all(extractor.extract(question))
+        return {p.cypher for p in self.enumerator.all_patterns([a.ref for a in anchors], self.config.max_hops).patterns}
+
     # ------------------------------------------------------------------ rows
     def wording(self, plan: Plan) -> tuple[str, int, bool]:
         """(question, form number, marked): fixed by the seed and the qid."""
@@ -236,7 +245,11 @@ class GraphQuestionGenerator:
             {"mention": n, "id": a.id, "name": n, "labels": list(a.labels), "method": "graph", "score": 1.0}
             for a, n in named
         ]
-        ok = bool(ids)
+        ok, reason = bool(ids), None if ids else "the pattern returned nothing"
+        if len(ids) > self.config.max_answers:  # the enumeration counts without the hubs; the query does not
+            ok, reason = False, f"more than {self.config.max_answers} answers"
+        if ok and self.asking is not None and cypher not in self.candidates(rewritten or question):
+            ok, reason = False, "target not among the candidates ask enumerates for the question"
         return {
             "qid": plan.qid,
             "question": rewritten or question,
@@ -248,7 +261,7 @@ class GraphQuestionGenerator:
             "mentions": [a["mention"] for a in anchors],
             "anchors": anchors,
             "status": "ok" if ok else "dropped",
-            "reason": None if ok else "the pattern returned nothing",
+            "reason": reason,
             "cypher": cypher if ok else None,
             "pattern": pattern.to_dict(),
             "hits": len(ids),

@@ -1,0 +1,164 @@
+"""Cold start (`synthesize --from-graph`): questions generated from the demo graph alone, on the
+real embedded server."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from graphraft.errors import InputFileError
+from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.loaders import load_graph
+from graphraft.graph.loaders.demo import demo_files
+from graphraft.graph.loaders.files import read_nodes, read_relationships
+from graphraft.graph.records import NodeRecord, RelationshipRecord
+from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
+from graphraft.synthesis.mentions import AutoExtractor, LexicalExtractor
+from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.resolution import EntityResolver
+from graphraft.synthesis.synthesizer import run_synthesis
+from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, words_of
+
+from local_endpoint import json_endpoint
+
+GRAPH = "test_from_graph"
+
+
+@pytest.fixture(scope="module")
+def demo(server):
+    store = FalkorDBStore(GRAPH, port=server.port)
+    store.clear()
+    nodes_file, rels_file, _ = demo_files()
+    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
+    yield store
+    store.clear()
+
+
+def generate(store, tmp_path, name="out.jsonl", paraphraser=None, **config):
+    """Plan, (paraphrase,) write; the rows and the generator, as `synthesize --from-graph` does."""
+    asking = (AutoExtractor(lambda: LexicalExtractor.from_store(store)), EntityResolver(store))
+    generator = GraphQuestionGenerator(store, GenerationConfig(**config), paraphraser, asking)
+    plans = generator.plan()
+    generator.prepare(plans)
+    out = tmp_path / name
+    run_synthesis(generator, plans, out, {"graph": GRAPH, **generator.config.fingerprint()})
+    return [json.loads(line) for line in out.read_text().splitlines()], generator
+
+
+def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(demo, tmp_path):
+    rows, generator = generate(demo, tmp_path, count=90, seed=3)
+    kept = [r for r in rows if r["status"] == "ok"]
+    assert len(rows) == 90 and len(kept) >= 85
+    for row in kept:
+        returned = [r["id"] for r in demo.read(row["cypher"])]
+        assert sorted(row["answer_ids"]) == sorted(returned) and 1 <= len(returned) <= 20
+        names = {n["id"]: n["properties"]["name"] for n in demo.nodes_by_id(returned)}
+        assert sorted(row["answers"]) == sorted(names.values())
+        assert row["cypher"] in generator.candidates(row["question"])  # the anchoring `ask` does, its candidates
+        assert Pattern.from_dict(row["pattern"]).hops == row["hops"]
+        for anchor in row["anchors"]:  # the question names its anchors
+            assert anchor["name"] in row["question"]
+    # equal shares per hop length after the bridges (10 %); both marked and unmarked questions
+    assert Counter(r["hops"] for r in rows) == {1: 27, 2: 27 + 9, 3: 27}
+    assert sum(bool(Pattern.from_dict(r["pattern"]).end_anchor) for r in rows) == 9
+    assert {r["source"]["marked"] for r in rows} == {True, False}
+    # spread over the schema: many relationship types, several question forms
+    types = {s["type"] for r in rows for s in r["pattern"]["steps"]}
+    assert len(types) >= 6 and len({r["source"]["form"] for r in rows}) >= 4
+    assert {r["split"] for r in rows} == {"train", "validation"}
+
+
+def test_the_same_seed_gives_the_same_questions(demo, tmp_path):
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "timings"} for r in rows]  # noqa: E731
+    first, _ = generate(demo, tmp_path, "a.jsonl", count=30, seed=7)
+    again, _ = generate(demo, tmp_path, "b.jsonl", count=30, seed=7)
+    other, _ = generate(demo, tmp_path, "c.jsonl", count=30, seed=8)
+    assert strip(first) == strip(again)
+    assert [r["question"] for r in first] != [r["question"] for r in other]
+
+
+def test_a_graph_with_one_label_and_one_relationship_type(server, tmp_path):
+    store = FalkorDBStore(GRAPH + "_tiny", port=server.port)
+    store.clear()
+    try:
+        people = [NodeRecord(f"p{i}", ("Person",), {"name": f"Person Number {i}"}) for i in range(12)]
+        knows = [RelationshipRecord(f"p{i}", f"p{(i * 5 + 1) % 12}", "KNOWS") for i in range(12)]
+        load_graph(store, people, knows)
+        rows, _ = generate(store, tmp_path, count=12, seed=0)
+        kept = [r for r in rows if r["status"] == "ok"]
+        assert len(kept) >= 10
+        assert all("know" in r["question"] and "person" in r["question"] for r in kept)
+        for row in kept:
+            assert sorted(row["answer_ids"]) == sorted(r["id"] for r in store.read(row["cypher"]))
+    finally:
+        store.clear()
+
+
+def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
+    assert words_of("DIRECTED_BY") == ["directed", "by"] and words_of("releaseYear") == ["release", "year"]
+    assert [plural(w) for w in ("city", "genre", "match", "day")] == ["cities", "genres", "matches", "days"]
+    verbaliser = Verbaliser()
+    step = lambda t, out, label: Step(t, out, (label,))  # noqa: E731
+    assert verbaliser.step_phrases(step("DIRECTED_BY", False, "Movie"), "[X]")[0] == "the movies directed by [X]"
+    assert verbaliser.step_phrases(step("HAS_GENRE", True, "Genre"), "[X]")[0] == "the genre of [X]"
+    assert verbaliser.step_phrases(step("IN_LANGUAGE", False, "Movie"), "[X]")[0] == "the movies in language [X]"
+    assert verbaliser.step_phrases(step("WON", True, "Award"), "[X]")[0] == "the awards [X] won"
+    chain = Pattern(
+        AnchorRef("p", ("Person",)),
+        (step("DIRECTED_BY", False, "Movie"), step("HAS_GENRE", True, "Genre")),
+        target=2,
+    )
+    assert "the genre of the movies directed by [X]" in verbaliser.phrases_for(chain, "[X]")
+    phrases = tmp_path / "phrases.yaml"
+    phrases.write_text(
+        "labels:\n  Movie: {singular: film, plural: films}\n"
+        "relationships:\n  DIRECTED_BY:\n    backward: ['the films {x} made']\n"
+    )
+    mine = Verbaliser(Phrases.from_yaml(phrases))
+    assert mine.phrases_for(chain, "[X]") == ["the genre of the films [X] made", "the genres of the films [X] made"]
+    assert "which films directed" not in " ".join(mine.questions(chain, "[X]"))
+    for text, complaint in (
+        ("relationships:\n  DIRECTED_BY:\n    backward: ['no placeholder']\n", "each phrase needs {x}"),
+        ("labels:\n  Movie: {single: film}\n", "labels.Movie: give 'singular'"),
+        ("nodes: {}\n", "'labels' and/or 'relationships'"),
+        ("labels: [\n", "not valid YAML"),
+    ):
+        phrases.write_text(text)
+        with pytest.raises(InputFileError, match=complaint):
+            Phrases.from_yaml(phrases)
+
+
+def test_paraphrases_are_batched_cached_and_checked(demo, tmp_path):
+    def reply(path, body):
+        questions = json.loads(body["messages"][-1]["content"])
+        # rewrite each; the third of every batch loses its entity and must not be used
+        out = [f"tell me {q}" if i % 3 != 2 else "tell me something" for i, q in enumerate(questions)]
+        content = json.dumps(out)
+        return 200, {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    cache = tmp_path / "paraphrases.jsonl"
+    with json_endpoint(reply) as (url, calls):
+        paraphraser = ChatParaphraser("m", cache, base_url=url, batch_size=8)
+        rows, _ = generate(demo, tmp_path, "p.jsonl", paraphraser, count=20, seed=1)
+        assert len(calls) == 3  # 20 questions, 8 a request
+        rewritten = [r for r in rows if r["source"]["template"]]
+        assert 10 <= len(rewritten) < 20  # the ones that lost their entity are kept as written
+        for row in rewritten:
+            assert row["question"] == "tell me " + row["source"]["template"]
+        # a second run (another process) asks for nothing: the cache answers
+        again = ChatParaphraser("m", cache, base_url=url, batch_size=8)
+        rows_again, _ = generate(demo, tmp_path, "q.jsonl", again, count=20, seed=1)
+        assert len(calls) == 3 and [r["question"] for r in rows_again] == [r["question"] for r in rows]
+    assert keeps_entities("who wrote [A B]", "who is the writer of [A B]")
+    assert not keeps_entities("who wrote [A B]", "who is the writer of A B")
+    assert not keeps_entities("who wrote A B", "who wrote it", names=["A B"])
