@@ -24,19 +24,23 @@ EXAMPLE_QIDS = ("questions-99", "questions-169", "questions-229")
 @dataclass
 class DemoPaths:
     root: Path  # where outputs go (default ./outputs)
+    graph: str | None = None  # --from-graph: the graph the questions come from
 
     @property
     def synthesis(self) -> Path:
-        return self.root / "synthesis" / "demo-all.jsonl"
+        name = f"{self.graph}-from-graph" if self.graph else "demo-all"
+        return self.root / "synthesis" / f"{name}.jsonl"
 
     def training(self, task: str) -> Path:
-        return self.root / "training" / f"{task}-demo"
+        return self.root / "training" / (f"{task}-{self.graph}-from-graph" if self.graph else f"{task}-demo")
 
 
 def training_config(task: str, paths: DemoPaths, **overrides):
     from graphraft.training.config import TrainConfig
 
     values = {"data": [str(paths.synthesis)], "output_dir": str(paths.training(task)), **overrides}
+    if paths.graph:
+        values["graph"] = paths.graph
     return TrainConfig.from_yaml(demo_dir() / f"train_{task}.yaml", task=task, **values)
 
 
@@ -76,6 +80,40 @@ def synthesize(store, settings, paths: DemoPaths, progress=None):
         overwrite=bool(changed_settings(paths.synthesis, meta)),
         progress=progress,
     )
+
+
+#: --from-graph: as many questions as the demo's question file gives (301)
+GENERATED_QUESTIONS = 300
+
+
+def generate(store, settings, paths: DemoPaths, progress=None):
+    """--from-graph: questions made from the graph itself instead of the question file."""
+    from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
+    from graphraft.synthesis.mentions import make_extractor
+    from graphraft.synthesis.resolution import resolver_for
+    from graphraft.synthesis.synthesizer import changed_settings, run_synthesis
+
+    config = GenerationConfig(count=GENERATED_QUESTIONS)
+    asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
+    generator = GraphQuestionGenerator(store, config, asking=asking)
+    meta = {"graph": store.identity, **config.fingerprint()}
+    paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
+    plans = generator.plan(progress)
+    overwrite = bool(changed_settings(paths.synthesis, meta))
+    return run_synthesis(generator, plans, paths.synthesis, meta, overwrite=overwrite, progress=progress)
+
+
+def generated_examples(paths: DemoPaths, count: int = 3) -> list[dict[str, Any]]:
+    """--from-graph on a graph without questions: generated validation questions (never
+    trained on), one per hop length where there is one."""
+    from graphraft.synthesis.synthesizer import read_rows
+
+    rows = [r for r in read_rows(paths.synthesis) if r["status"] == "ok" and r["split"] == "validation"]
+    chosen = []
+    for hops in (1, 2, 3):
+        chosen += [r for r in rows if r["hops"] == hops][:1]
+    chosen += [r for r in rows if r not in chosen][: count - len(chosen)]
+    return [{"qid": r["qid"], "question": r["question"], "answers": r["answers"], "hops": r["hops"]} for r in chosen]
 
 
 def example_questions() -> list[dict[str, Any]]:

@@ -399,10 +399,17 @@ def demo_cmd(
     ctx: typer.Context,
     outputs: Annotated[Path, typer.Option(help="Where synthesis and training outputs go.")] = Path("outputs"),
     retrain: Annotated[bool, typer.Option("--retrain", help="Train the adapters again even if done.")] = False,
+    from_graph: Annotated[
+        bool, typer.Option("--from-graph", help="Train on questions generated from the graph, none given.")
+    ] = False,
+    graph: Annotated[
+        Optional[str], typer.Option("--graph", "-g", help="--from-graph: your loaded graph instead of the demo's.")
+    ] = None,
 ) -> None:
     """The whole story on the shipped demo graph: load it, synthesize training pairs, train L1
     and L2 briefly on the CPU, and answer three questions with their Cypher and evidence.
-    A second run reuses what the first finished."""
+    A second run reuses what the first finished. --from-graph: no question/answer pairs at all,
+    the training questions are generated from the graph (the demo's, or yours with --graph)."""
     from graphraft import demo
     from graphraft.cli.common import RichProgress
     from graphraft.graph import open_store, remember_graph
@@ -410,15 +417,25 @@ def demo_cmd(
     from graphraft.inference.pipeline import GraphRAFT
 
     started = time.perf_counter()
-    paths = demo.DemoPaths(outputs)
-    out.rule("1/4  load the demo graph")
-    load_demo(ctx, graph=DEMO_GRAPH, embed=True, replace=False)
-    settings = _settings(ctx, graph=DEMO_GRAPH)
-    with open_store(settings, DEMO_GRAPH) as store:
-        remember_graph(settings, DEMO_GRAPH)
+    if graph is not None and not from_graph:
+        raise InputFileError("--graph is for --from-graph (the demo's own questions are about the demo graph)")
+    graph = graph or DEMO_GRAPH
+    paths = demo.DemoPaths(outputs, graph if from_graph else None)
+    if graph == DEMO_GRAPH:
+        out.rule("1/4  load the demo graph")
+        load_demo(ctx, graph=DEMO_GRAPH, embed=True, replace=False)
+    else:
+        out.rule(f"1/4  the graph {graph}")
+    settings = _settings(ctx, graph=graph)
+    with open_store(settings, graph) as store:
+        remember_graph(settings, graph)
         print_schema(store.description, store.schema())
-        out.rule("2/4  synthesize (question, Cypher) training pairs")
-        summary = demo.synthesize(store, settings, paths, progress=RichProgress())
+        if from_graph:
+            out.rule("2/4  generate training questions from the graph (no question/answer pairs)")
+            summary = demo.generate(store, settings, paths, progress=RichProgress())
+        else:
+            out.rule("2/4  synthesize (question, Cypher) training pairs")
+            summary = demo.synthesize(store, settings, paths, progress=RichProgress())
         out.print(
             f"{paths.synthesis}: {summary.questions:,} questions, {summary.skipped_done:,} already done, "
             f"{summary.written:,} written ({summary.kept:,} of them with a best query)"
@@ -437,11 +454,13 @@ def demo_cmd(
         adapters[task] = Path(result["adapter"])
         retrain = True  # what follows a newly trained adapter is trained again
     out.rule("4/4  ask")
-    settings = _settings(ctx, graph=DEMO_GRAPH, l1_adapter=adapters["l1"], l2_adapter=adapters["l2"])
-    engine = GraphRAFT(settings, graph=DEMO_GRAPH)
+    settings = _settings(ctx, graph=graph, l1_adapter=adapters["l1"], l2_adapter=adapters["l2"])
+    engine = GraphRAFT(settings, graph=graph)
+    # the demo's own questions (real ones, never trained on), else generated validation questions
+    examples = demo.example_questions() if graph == DEMO_GRAPH else demo.generated_examples(paths)
     right = 0
     try:
-        for example in demo.example_questions():
+        for example in examples:
             out.print(f"\n[bold]Q: {escape(example['question'])}[/]  ({example['hops']}-hop)")
             answer = engine.ask(example["question"])
             print_answer(answer, show=10, evidence_lines=8)
@@ -453,7 +472,7 @@ def demo_cmd(
             )
     finally:
         engine.close()
-    out.print(f"\n{right}/3 answered as expected; done in {time.perf_counter() - started:.0f}s")
+    out.print(f"\n{right}/{len(examples)} answered as expected; done in {time.perf_counter() - started:.0f}s")
 
 
 def main() -> None:
