@@ -90,6 +90,11 @@ class Settings(BaseSettings):
         0.8, ge=0.0, le=1.0, description="Typo match: keep names at least this close by characters (rapidfuzz ratio)."
     )
 
+    @field_validator("fuzzy_floor", mode="before")
+    @classmethod
+    def _fuzzy_off(cls, value):
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none", "off") else value
+
     @field_validator("neo4j_uri")
     @classmethod
     def _check_uri(cls, value: str | None) -> str | None:

@@ -109,3 +109,16 @@ def test_the_library_loads_neither_typer_nor_rich():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_typo_match_has_a_floor_setting_that_can_turn_it_off(monkeypatch):
+    from graphraft.config import load_settings
+    from graphraft.errors import ConfigurationError
+
+    assert load_settings().fuzzy_floor == 0.8
+    for off in ("off", "", "None"):
+        monkeypatch.setenv("GRAPHRAFT_FUZZY_FLOOR", off)
+        assert load_settings().fuzzy_floor is None
+    monkeypatch.setenv("GRAPHRAFT_FUZZY_FLOOR", "1.5")
+    with pytest.raises(ConfigurationError, match="fuzzy_floor"):
+        load_settings()
