@@ -162,3 +162,28 @@ def test_paraphrases_are_batched_cached_and_checked(demo, tmp_path):
     assert keeps_entities("who wrote [A B]", "who is the writer of [A B]")
     assert not keeps_entities("who wrote [A B]", "who is the writer of A B")
     assert not keeps_entities("who wrote A B", "who wrote it", names=["A B"])
+
+
+def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo, server, graphraft_home, tmp_path):
+    from cli_run import one_line_error, run
+
+    env = {"GRAPHRAFT_HOME": str(graphraft_home), "GRAPHRAFT_FALKORDB_PORT": str(server.port)}
+    out = tmp_path / "gen.jsonl"
+    base = ["synthesize", "--from-graph", "--graph", GRAPH, "--output", str(out), "--seed", "2"]
+    proc = run([*base, "--questions", "12", "--json"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["written"] == 12 and len(out.read_text().splitlines()) == 12
+    proc = run([*base, "--questions", "12", "--json"], env)  # the same again: nothing new to write
+    assert proc.returncode == 0 and json.loads(proc.stdout)["already_done"] == 12
+    proc = run([*base, "--questions", "12", "--max-answers", "3"], env)  # other settings: not mixed in
+    assert proc.returncode == 2 and "made with other settings (max_answers)" in one_line_error(proc)
+    for args, complaint in (
+        ([*base, "--questions", "many"], "--questions takes how many to make"),
+        (["synthesize", "--from-graph", "--dataset", "demo"], "drop --dataset"),
+        (["synthesize", "--dataset", "demo", "--max-answers", "3"], "--max-answers: only with --from-graph"),
+        (["demo", "--graph", GRAPH], "--graph is for --from-graph"),
+        ([*base, "--questions", "5", "--phrases", str(tmp_path / "missing.yaml")], "missing.yaml: cannot read"),
+    ):
+        proc = run(args, env)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert complaint in one_line_error(proc)

@@ -132,7 +132,7 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     from graphraft.synthesis.mentions import make_extractor
     from graphraft.synthesis.paraphrase import ChatParaphraser
     from graphraft.synthesis.resolution import resolver_for
-    from graphraft.synthesis.synthesizer import run_synthesis
+    from graphraft.synthesis.synthesizer import check_output, run_synthesis
 
     if dataset is not None:
         raise InputFileError("--from-graph makes its own questions: drop --dataset (use --graph for the graph)")
@@ -154,6 +154,7 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
         asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
         generator = GraphQuestionGenerator(store, config, paraphraser, asking)
         meta = {"graph": store.identity, **config.fingerprint()}
+        check_output(output, meta, overwrite)  # before the planning, which takes a while on a big graph
         plans = generator.plan(progress)
         if not plans:
             raise InputFileError(

@@ -214,7 +214,8 @@ def changed_settings(path: Path, meta: dict[str, Any]) -> list[str]:
     return sorted(k for k in set(previous) | set(meta) if previous.get(k) != meta.get(k))
 
 
-def _check_meta(path: Path, meta: dict[str, Any], overwrite: bool) -> None:
+def check_output(path: Path, meta: dict[str, Any], overwrite: bool) -> None:
+    """Refuse to append to a file made with other settings (unless overwriting); record the settings."""
     if overwrite:
         path.unlink(missing_ok=True)
     elif changed := changed_settings(path, meta):
@@ -281,7 +282,7 @@ def run_synthesis(
     """Append one row per question to ``output`` (JSONL, in input order), skipping questions done."""
     progress = progress or SilentProgress()
     output = Path(output)
-    _check_meta(output, meta, overwrite)
+    check_output(output, meta, overwrite)
     done = _read_done(output)
     items = list(items)
     todo = [item for item in items if item.qid not in done]
