@@ -17,6 +17,7 @@ import pytest
 
 from graphraft.graph.neo4j_store import CLEAR_QUERY, Neo4jStore
 from graphraft.graph.records import NodeRecord, RelationshipRecord, WriteStats
+from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 from graphraft.synthesis.templates import template
 
@@ -73,6 +74,7 @@ class RecordingNeo4jStore(Neo4jStore):
 
     def __init__(self):  # no driver: nothing is sent
         self.query_timeout_ms, self.batch_size, self.cache_dir, self._schema = 10_000, 5_000, None, None
+        self._name_counts = None
         self.write_timeout_ms, self.database, self.description = 300_000, None, "recording"
         self.identity = self.description
         self.sent: list[dict] = []
@@ -81,6 +83,8 @@ class RecordingNeo4jStore(Neo4jStore):
         self.sent.append({"query": query, "parameters": params or {}})
         if "labels(a) AS source" in query:
             return [{"source": ["Film Noir"], "target": ["Film Noir"], "c": 1}]
+        if "AS key" in query or "AS degree" in query:
+            return []
         if "count(" in query:
             return [{"c": 1}]
         if "db.labels()" in query:
@@ -106,6 +110,12 @@ def store_queries() -> list[dict]:
     store.nodes_by_id(["n1"])
     store.nodes_without_embedding()
     store.schema(refresh=True)
+    store.name_counts()
+    # cold start's own reads: the anchors of each label, their degrees, a bridge's second anchor
+    generator = GraphQuestionGenerator(store, GenerationConfig())
+    generator.anchors()
+    generator._degrees(["n1"])
+    generator._partner(AnchorRef("n1", ("Film Noir",)), {"n2": "Zoë"})
     return store.sent + [{"query": CLEAR_QUERY, "parameters": {}}]
 
 
