@@ -27,10 +27,9 @@ from pathlib import Path
 from graphraft.config import load_settings
 from graphraft.graph import open_store
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
-from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
-from graphraft.synthesis.mentions import make_extractor
-from graphraft.synthesis.resolution import resolver_for
-from graphraft.synthesis.synthesizer import read_rows, run_synthesis
+from graphraft.synthesis.from_graph import GenerationConfig, generator_for
+from graphraft.synthesis.from_graph import generate as write_generated
+from graphraft.synthesis.synthesizer import read_rows
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import stable_sample
 
@@ -43,17 +42,12 @@ REAL = [
 
 def generate(settings, count: int, out: Path) -> Path:
     path = out / f"generated-{count}.jsonl"
-    config = GenerationConfig(count=count, seed=0)
+    if path.exists() and sum(1 for _ in read_rows(path)) >= count:
+        return path
+    started = time.perf_counter()
     with open_store(settings, "metaqa") as store:
-        asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
-        generator = GraphQuestionGenerator(store, config, asking=asking)
-        meta = {"graph": store.identity, **config.fingerprint()}
-        done = path.exists() and sum(1 for _ in read_rows(path)) >= count
-        if not done:
-            started = time.perf_counter()
-            plans = generator.plan()
-            run_synthesis(generator, plans, path, meta)
-            print(f"generated {count} questions in {time.perf_counter() - started:.0f}s -> {path}", flush=True)
+        write_generated(generator_for(store, settings, GenerationConfig(count=count, seed=0)), path)
+    print(f"generated {count} questions in {time.perf_counter() - started:.0f}s -> {path}", flush=True)
     return path
 
 

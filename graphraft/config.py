@@ -132,6 +132,11 @@ class StageConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    def narrowed(self, to: type[StageConfig]) -> StageConfig:
+        """This config's values for the fields of a narrower stage config (``to``'s fields
+        must be a subset: evaluation -> asking, generation -> synthesis)."""
+        return to.model_validate(self.model_dump(include=set(to.model_fields)))
+
     @classmethod
     def from_yaml(cls, path: Path | None = None, **overrides):
         """The file's settings (none without a file), then every override that is not None; a

@@ -88,19 +88,14 @@ GENERATED_QUESTIONS = 300
 
 def generate(store, settings, paths: DemoPaths, progress=None):
     """--from-graph: questions made from the graph itself instead of the question file."""
-    from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
-    from graphraft.synthesis.mentions import make_extractor
-    from graphraft.synthesis.resolution import resolver_for
-    from graphraft.synthesis.synthesizer import changed_settings, run_synthesis
+    from graphraft.synthesis import from_graph
+    from graphraft.synthesis.synthesizer import changed_settings
 
-    config = GenerationConfig(count=GENERATED_QUESTIONS)
-    asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
-    generator = GraphQuestionGenerator(store, config, asking=asking)
-    meta = {"graph": store.identity, **config.fingerprint()}
-    paths.synthesis.parent.mkdir(parents=True, exist_ok=True)
-    plans = generator.plan(progress)
+    generator = from_graph.generator_for(store, settings, from_graph.GenerationConfig(count=GENERATED_QUESTIONS))
+    meta = {"graph": store.identity, **generator.config.fingerprint()}
+    # the demo owns its file: one made with other settings is made again
     overwrite = bool(changed_settings(paths.synthesis, meta))
-    return run_synthesis(generator, plans, paths.synthesis, meta, overwrite=overwrite, progress=progress)
+    return from_graph.generate(generator, paths.synthesis, overwrite=overwrite, progress=progress)
 
 
 def generated_examples(paths: DemoPaths, count: int = 3) -> list[dict[str, Any]]:

@@ -104,3 +104,18 @@ def engine(store, tiny, graphraft_home):
     return GraphRAFT(
         settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor(), beams=3
     )
+
+
+@pytest.fixture(scope="module")
+def demo_store(server, request):
+    """The demo graph loaded into a graph of this test module's own (cleared after it)."""
+    from graphraft.graph.loaders import load_graph
+    from graphraft.graph.loaders.demo import demo_files
+    from graphraft.graph.loaders.files import read_nodes, read_relationships
+
+    store = FalkorDBStore(f"demo-{request.module.__name__}", port=server.port)
+    store.clear()
+    nodes_file, rels_file, _ = demo_files()
+    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
+    yield store
+    store.clear()

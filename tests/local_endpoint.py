@@ -38,3 +38,15 @@ def json_endpoint(answer: Answer) -> Iterator[tuple[str, list[dict]]]:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", calls
     finally:
         server.shutdown()
+
+
+def chat_completion(model: str, content: str) -> dict:
+    """Just enough of the chat-completions API's answer."""
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

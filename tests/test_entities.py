@@ -13,7 +13,7 @@ from graphraft.synthesis.mentions import (
 )
 from graphraft.synthesis.resolution import EntityResolver
 
-from local_endpoint import json_endpoint
+from local_endpoint import chat_completion, json_endpoint
 from movie_graph import load
 
 
@@ -47,15 +47,7 @@ REPLIES = {"which films did Tom Hanks make with Penny Marshall": '["Tom Hanks", 
 
 def chat_reply(path, body):
     """Just enough of the chat-completions API."""
-    content = REPLIES.get(body["messages"][-1]["content"], "[]")
-    return 200, {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 0,
-        "model": body["model"],
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+    return 200, chat_completion(body["model"], REPLIES.get(body["messages"][-1]["content"], "[]"))
 
 
 @pytest.fixture

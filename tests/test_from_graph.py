@@ -11,51 +11,37 @@ import pytest
 from graphraft.errors import InputFileError
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders import load_graph
-from graphraft.graph.loaders.demo import demo_files
-from graphraft.graph.loaders.files import read_nodes, read_relationships
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
+from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.mentions import AutoExtractor, LexicalExtractor
 from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 from graphraft.synthesis.resolution import EntityResolver
-from graphraft.synthesis.synthesizer import run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, words_of
 
-from local_endpoint import json_endpoint
+from local_endpoint import chat_completion, json_endpoint
 
-GRAPH = "test_from_graph"
-
-
-@pytest.fixture(scope="module")
-def demo(server):
-    store = FalkorDBStore(GRAPH, port=server.port)
-    store.clear()
-    nodes_file, rels_file, _ = demo_files()
-    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
-    yield store
-    store.clear()
+TINY_GRAPH = "test_from_graph_tiny"  # one label, one relationship type
 
 
 def generate(store, tmp_path, name="out.jsonl", paraphraser=None, **config):
-    """Plan, (paraphrase,) write; the rows and the generator, as `synthesize --from-graph` does."""
+    """The rows `synthesize --from-graph` writes, and the generator (checking each question with
+    the anchoring `ask` does)."""
     asking = (AutoExtractor(lambda: LexicalExtractor.from_store(store)), EntityResolver(store))
     generator = GraphQuestionGenerator(store, GenerationConfig(**config), paraphraser, asking)
-    plans = generator.plan()
-    generator.prepare(plans)
-    out = tmp_path / name
-    run_synthesis(generator, plans, out, {"graph": GRAPH, **generator.config.fingerprint()})
-    return [json.loads(line) for line in out.read_text().splitlines()], generator
+    write_generated(generator, tmp_path / name)
+    return [json.loads(line) for line in (tmp_path / name).read_text().splitlines()], generator
 
 
-def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(demo, tmp_path):
-    rows, generator = generate(demo, tmp_path, count=90, seed=3)
+def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(demo_store, tmp_path):
+    rows, generator = generate(demo_store, tmp_path, count=90, seed=3)
     kept = [r for r in rows if r["status"] == "ok"]
     assert len(rows) == 90 and len(kept) >= 85
     for row in kept:
-        returned = [r["id"] for r in demo.read(row["cypher"])]
+        returned = [r["id"] for r in demo_store.read(row["cypher"])]
         assert sorted(row["answer_ids"]) == sorted(returned) and 1 <= len(returned) <= 20
-        names = {n["id"]: n["properties"]["name"] for n in demo.nodes_by_id(returned)}
+        names = {n["id"]: n["properties"]["name"] for n in demo_store.nodes_by_id(returned)}
         assert sorted(row["answers"]) == sorted(names.values())
         assert row["cypher"] in generator.candidates(row["question"])  # the anchoring `ask` does, its candidates
         assert Pattern.from_dict(row["pattern"]).hops == row["hops"]
@@ -71,17 +57,17 @@ def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(dem
     assert {r["split"] for r in rows} == {"train", "validation"}
 
 
-def test_the_same_seed_gives_the_same_questions(demo, tmp_path):
+def test_the_same_seed_gives_the_same_questions(demo_store, tmp_path):
     strip = lambda rows: [{k: v for k, v in r.items() if k != "timings"} for r in rows]  # noqa: E731
-    first, _ = generate(demo, tmp_path, "a.jsonl", count=30, seed=7)
-    again, _ = generate(demo, tmp_path, "b.jsonl", count=30, seed=7)
-    other, _ = generate(demo, tmp_path, "c.jsonl", count=30, seed=8)
+    first, _ = generate(demo_store, tmp_path, "a.jsonl", count=30, seed=7)
+    again, _ = generate(demo_store, tmp_path, "b.jsonl", count=30, seed=7)
+    other, _ = generate(demo_store, tmp_path, "c.jsonl", count=30, seed=8)
     assert strip(first) == strip(again)
     assert [r["question"] for r in first] != [r["question"] for r in other]
 
 
 def test_a_graph_with_one_label_and_one_relationship_type(server, tmp_path):
-    store = FalkorDBStore(GRAPH + "_tiny", port=server.port)
+    store = FalkorDBStore(TINY_GRAPH, port=server.port)
     store.clear()
     try:
         people = [NodeRecord(f"p{i}", ("Person",), {"name": f"Person Number {i}"}) for i in range(12)]
@@ -131,25 +117,17 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
             Phrases.from_yaml(phrases)
 
 
-def test_paraphrases_are_batched_cached_and_checked(demo, tmp_path):
+def test_paraphrases_are_batched_cached_and_checked(demo_store, tmp_path):
     def reply(path, body):
         questions = json.loads(body["messages"][-1]["content"])
         # rewrite each; the third of every batch loses its entity and must not be used
         out = [f"tell me {q}" if i % 3 != 2 else "tell me something" for i, q in enumerate(questions)]
-        content = json.dumps(out)
-        return 200, {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
+        return 200, chat_completion(body["model"], json.dumps(out))
 
     cache = tmp_path / "paraphrases.jsonl"
     with json_endpoint(reply) as (url, calls):
         paraphraser = ChatParaphraser("m", cache, base_url=url, batch_size=8)
-        rows, _ = generate(demo, tmp_path, "p.jsonl", paraphraser, count=20, seed=1)
+        rows, _ = generate(demo_store, tmp_path, "p.jsonl", paraphraser, count=20, seed=1)
         assert len(calls) == 3  # 20 questions, 8 a request
         rewritten = [r for r in rows if r["source"]["template"]]
         assert 10 <= len(rewritten) < 20  # the ones that lost their entity are kept as written
@@ -157,19 +135,19 @@ def test_paraphrases_are_batched_cached_and_checked(demo, tmp_path):
             assert row["question"] == "tell me " + row["source"]["template"]
         # a second run (another process) asks for nothing: the cache answers
         again = ChatParaphraser("m", cache, base_url=url, batch_size=8)
-        rows_again, _ = generate(demo, tmp_path, "q.jsonl", again, count=20, seed=1)
+        rows_again, _ = generate(demo_store, tmp_path, "q.jsonl", again, count=20, seed=1)
         assert len(calls) == 3 and [r["question"] for r in rows_again] == [r["question"] for r in rows]
     assert keeps_entities("who wrote [A B]", "who is the writer of [A B]")
     assert not keeps_entities("who wrote [A B]", "who is the writer of A B")
     assert not keeps_entities("who wrote A B", "who wrote it", names=["A B"])
 
 
-def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo, server, graphraft_home, tmp_path):
+def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store, server, graphraft_home, tmp_path):
     from cli_run import one_line_error, run
 
     env = {"GRAPHRAFT_HOME": str(graphraft_home), "GRAPHRAFT_FALKORDB_PORT": str(server.port)}
     out = tmp_path / "gen.jsonl"
-    base = ["synthesize", "--from-graph", "--graph", GRAPH, "--output", str(out), "--seed", "2"]
+    base = ["synthesize", "--from-graph", "--graph", demo_store.graph_name, "--output", str(out), "--seed", "2"]
     proc = run([*base, "--questions", "12", "--json"], env)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["written"] == 12 and len(out.read_text().splitlines()) == 12
@@ -181,7 +159,7 @@ def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo, serve
         ([*base, "--questions", "many"], "--questions takes how many to make"),
         (["synthesize", "--from-graph", "--dataset", "demo"], "drop --dataset"),
         (["synthesize", "--dataset", "demo", "--max-answers", "3"], "--max-answers: only with --from-graph"),
-        (["demo", "--graph", GRAPH], "--graph is for --from-graph"),
+        (["demo", "--graph", demo_store.graph_name], "--graph is for --from-graph"),
         ([*base, "--questions", "5", "--phrases", str(tmp_path / "missing.yaml")], "missing.yaml: cannot read"),
     ):
         proc = run(args, env)

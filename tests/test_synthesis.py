@@ -12,9 +12,7 @@ import pytest
 
 from graphraft.errors import InputFileError
 from graphraft.graph.falkor import FalkorDBStore
-from graphraft.graph.loaders import load_graph
 from graphraft.graph.loaders.demo import demo_files
-from graphraft.graph.loaders.files import read_nodes, read_relationships
 from graphraft.graph.loaders.metaqa import QAItem
 from graphraft.graph.loaders.questions import read_question_file
 from graphraft.synthesis.enumeration import PatternEnumerator
@@ -23,18 +21,6 @@ from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, read_rows, run_synthesis
 
 from movie_graph import ROCK, load
-
-DEMO_GRAPH = "synthesis-demo"
-
-
-@pytest.fixture(scope="module")
-def demo_store(server):
-    store = FalkorDBStore(DEMO_GRAPH, port=server.port)
-    store.clear()
-    nodes_file, rels_file, _ = demo_files()
-    load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
-    yield store
-    store.clear()
 
 
 def synthesizer_for(store, **config):
@@ -122,7 +108,9 @@ def test_a_name_with_quotes_and_backslashes_anchors_and_runs(store):
 
 def test_demo_questions_all_get_a_recall_one_query(demo_store, tmp_path):
     items = list(read_question_file(demo_files()[2]))
-    summary = run_synthesis(synthesizer_for(demo_store), items, tmp_path / "out.jsonl", meta={"graph": DEMO_GRAPH})
+    summary = run_synthesis(
+        synthesizer_for(demo_store), items, tmp_path / "out.jsonl", meta={"graph": demo_store.graph_name}
+    )
     rows = list(read_rows(tmp_path / "out.jsonl"))
     assert [r["qid"] for r in rows] == [i.qid for i in items]  # input order
     assert summary.kept == len(items)
@@ -198,7 +186,16 @@ def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store,
         "GRAPHRAFT_HOME": str(tmp_path / "home"),
         "GRAPHRAFT_FALKORDB_PORT": str(server.port),
     }
-    common = ["--questions", str(questions), "--graph", DEMO_GRAPH, "--extractor", "marked", "--workers", "2"]
+    common = [
+        "--questions",
+        str(questions),
+        "--graph",
+        demo_store.graph_name,
+        "--extractor",
+        "marked",
+        "--workers",
+        "2",
+    ]
 
     reference = tmp_path / "reference.jsonl"
     assert _cli([*common, "--output", str(reference)], env).wait(timeout=300) == 0

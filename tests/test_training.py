@@ -335,6 +335,14 @@ def test_l2_with_an_l1_adapter_that_is_none_fails_before_any_work(tmp_path, demo
     assert not (tmp_path / "run").exists()
 
 
+def test_data_without_validation_questions_is_a_clear_error(tmp_path, demo_rows, settings):
+    rows = [json.loads(line) for line in demo_rows.read_text().splitlines()]
+    only_train = tmp_path / "train-only.jsonl"
+    only_train.write_text("".join(json.dumps({**row, "split": "train"}) + "\n" for row in rows))
+    with pytest.raises(InputFileError, match=r"no validation examples in .*train-only\.jsonl"):
+        train(config(tmp_path, only_train), settings)
+
+
 def test_config_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("task: l1\nbatch_size: many\n")

@@ -22,6 +22,7 @@ from graphraft.cli.synthesize import (
 from graphraft.errors import ConfigurationError, InputFileError
 from graphraft.evaluation.config import EvaluationConfig
 from graphraft.graph.loaders.question_sets import Split, Wording, graph_for, load_items, parse_hops, question_set_name
+from graphraft.inference.config import AskConfig
 
 
 @with_config_flags(EvaluationConfig)
@@ -73,7 +74,7 @@ def eval_command(
     name = f"{question_set_name(dataset, questions, wording)}-{split.value}"
     folder = output or Path("outputs") / "eval" / name
     console = Console(stderr=True)
-    pipeline = GraphRAFT(settings, graph=graph_name, config=options.ask_config())
+    pipeline = GraphRAFT(settings, graph=graph_name, config=options.narrowed(AskConfig))
     try:
         free, base = variants(pipeline)
         embedder = make_embedder(settings) if "vector" in chosen else None

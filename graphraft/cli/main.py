@@ -14,7 +14,14 @@ from rich.table import Table
 
 from graphraft.cli.common import run_guarded
 from graphraft.cli.evaluate import eval_command
-from graphraft.cli.options import ConfigFileOption, L1AdapterOption, L2AdapterOption, ModelOption, with_config_flags
+from graphraft.cli.options import (
+    ConfigFileOption,
+    ExtractorOption,
+    L1AdapterOption,
+    L2AdapterOption,
+    ModelOption,
+    with_config_flags,
+)
 from graphraft.cli.synthesize import synthesize_command
 from graphraft.cli.train import train_cli, train_command
 from graphraft.config import Settings, load_settings
@@ -311,7 +318,7 @@ def ask_cmd(
     model: ModelOption = None,
     l1_adapter: L1AdapterOption = None,
     l2_adapter: L2AdapterOption = None,
-    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    extractor: ExtractorOption = None,
     show: Annotated[int, typer.Option(help="Answers to print.")] = 10,
     overrides: dict | None = None,
 ) -> None:
@@ -345,7 +352,7 @@ def serve_cmd(
     model: ModelOption = None,
     l1_adapter: L1AdapterOption = None,
     l2_adapter: L2AdapterOption = None,
-    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    extractor: ExtractorOption = None,
     timeout_s: Annotated[
         Optional[float],
         typer.Option(min=0.001, help="A request's deadline in seconds (default: GRAPHRAFT_ASK_TIMEOUT_S)."),

@@ -99,3 +99,4 @@ ConfigFileOption = Annotated[Optional[Path], typer.Option("--config", help="A YA
 ModelOption = Annotated[Optional[str], typer.Option(help="Base model: 'bundled', a folder or a hub id.")]
 L1AdapterOption = Annotated[Optional[Path], typer.Option(help="Trained L1 adapter folder.")]
 L2AdapterOption = Annotated[Optional[Path], typer.Option(help="Trained L2 adapter folder.")]
+ExtractorOption = Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")]

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphraft.cli.common import run_guarded
-from graphraft.cli.options import ConfigFileOption, with_config_flags
+from graphraft.cli.options import ConfigFileOption, ExtractorOption, with_config_flags
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.question_sets import (
     Dataset,
@@ -58,7 +58,7 @@ def synthesize_command(
     output: Annotated[
         Optional[Path], typer.Option(help="JSONL to append to (default outputs/synthesis/NAME-SPLIT.jsonl).")
     ] = None,
-    extractor: Annotated[Optional[str], typer.Option(help="auto | marked | lexical | openai | local.")] = None,
+    extractor: ExtractorOption = None,
     config: ConfigFileOption = None,
     overwrite: Annotated[bool, typer.Option(help="Start the output again instead of resuming it.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -79,7 +79,7 @@ def synthesize_command(
     if generation_only:
         flags = ", ".join("--" + key.replace("_", "-") for key in generation_only)
         raise InputFileError(f"{flags}: only with --from-graph")
-    config = GenerationConfig.from_yaml(config, **(overrides or {})).synthesis()
+    config = GenerationConfig.from_yaml(config, **(overrides or {})).narrowed(SynthesisConfig)
     items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording)
     items = as_people_write(items, config.unmarked, config.typos)
     settings = load_settings(extractor=extractor)
@@ -128,11 +128,8 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     from graphraft.cli.common import RichProgress
     from graphraft.config import load_settings
     from graphraft.graph import current_graph, open_store
-    from graphraft.synthesis.from_graph import GraphQuestionGenerator
-    from graphraft.synthesis.mentions import make_extractor
+    from graphraft.synthesis.from_graph import generate, generator_for
     from graphraft.synthesis.paraphrase import ChatParaphraser
-    from graphraft.synthesis.resolution import resolver_for
-    from graphraft.synthesis.synthesizer import check_output, run_synthesis
 
     if dataset is not None:
         raise InputFileError("--from-graph makes its own questions: drop --dataset (use --graph for the graph)")
@@ -144,25 +141,14 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     settings = load_settings(extractor=extractor)
     graph_name = graph or current_graph(settings)
     output = output or Path("outputs") / "synthesis" / f"{graph_name}-from-graph-s{config.seed}.jsonl"
-    progress = RichProgress()
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:
             raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
         paraphraser = None
         if config.paraphrase:
             paraphraser = ChatParaphraser.from_settings(settings, output.with_suffix(".paraphrases.jsonl"))
-        asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
-        generator = GraphQuestionGenerator(store, config, paraphraser, asking)
-        meta = {"graph": store.identity, **config.fingerprint()}
-        check_output(output, meta, overwrite)  # before the planning, which takes a while on a big graph
-        plans = generator.plan(progress)
-        if not plans:
-            raise InputFileError(
-                f"{store.description}: no pattern with 1..{config.max_answers} answers around any node "
-                "(raise --max-answers or --fanout-cap)"
-            )
-        generator.prepare(plans, progress)
-        summary = run_synthesis(generator, plans, output, meta, overwrite=overwrite, progress=progress)
+        generator = generator_for(store, settings, config, paraphraser)
+        summary = generate(generator, output, overwrite=overwrite, progress=RichProgress())
     _report(summary, output, config, as_json)
 
 

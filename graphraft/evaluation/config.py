@@ -15,9 +15,6 @@ class EvaluationConfig(AskConfig):
     unmarked: bool = Field(False, description="Strip the [brackets] around each question's entity.")
     typos: int | None = Field(None, description="Put one character edit in each question's entity (this seed).")
 
-    def ask_config(self) -> AskConfig:
-        return AskConfig.model_validate(self.model_dump(include=set(AskConfig.model_fields)))
-
     def variant(self, items: list) -> list:
         """The questions as this evaluation asks them (typos first, then brackets stripped)."""
         from graphraft.graph.loaders.question_sets import as_people_write

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from graphraft.errors import InputFileError
 from graphraft.graph.cypher_text import label_expression
 from graphraft.graph.loaders.metaqa import split_of
 from graphraft.graph.records import ENTITY_LABEL, domain_labels
@@ -26,7 +27,7 @@ from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.patterns import AnchorRef, Pattern, render
-from graphraft.synthesis.synthesizer import SynthesisConfig
+from graphraft.synthesis.synthesizer import Summary, SynthesisConfig, check_output, run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser
 
 
@@ -50,9 +51,6 @@ class GenerationConfig(SynthesisConfig):
         None, ge=1, description="--from-graph: skip anchors with more relationships (default: fanout_cap)."
     )
 
-    def synthesis(self) -> SynthesisConfig:
-        return SynthesisConfig.model_validate(self.model_dump(include=set(SynthesisConfig.model_fields)))
-
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
         data["phrases"] = str(self.phrases) if self.phrases else None
@@ -69,8 +67,32 @@ class Plan:
     pattern: Pattern
     anchor_name: str
     other_name: str | None
-    hops: int
     enumerated: int
+
+
+def generator_for(store: GraphStore, settings, config: GenerationConfig, paraphraser=None) -> GraphQuestionGenerator:
+    """The generator for a store, checking each question with the settings' extractor and
+    resolver (the anchoring `ask` does)."""
+    from graphraft.synthesis.mentions import make_extractor
+    from graphraft.synthesis.resolution import resolver_for
+
+    asking = (make_extractor(settings.extractor, store, settings), resolver_for(store, settings))
+    return GraphQuestionGenerator(store, config, paraphraser, asking)
+
+
+def generate(generator: GraphQuestionGenerator, output: Path, overwrite: bool = False, progress=None) -> Summary:
+    """Plan, paraphrase (when configured) and write the rows to ``output``, resuming it; a file
+    made with other settings is refused before the planning, which takes a while on a big graph."""
+    meta = {"graph": generator.store.identity, **generator.config.fingerprint()}
+    check_output(output, meta, overwrite)
+    plans = generator.plan(progress)
+    if not plans:
+        raise InputFileError(
+            f"{generator.store.description}: no pattern with 1..{generator.config.max_answers} answers around "
+            "any node (raise --max-answers or --fanout-cap)"
+        )
+    generator.prepare(plans, progress)
+    return run_synthesis(generator, plans, output, meta, progress=progress)
 
 
 class GraphQuestionGenerator:
@@ -165,7 +187,6 @@ class GraphQuestionGenerator:
                                 pattern,
                                 names[pattern.anchor.id],
                                 names[pattern.end_anchor.id] if pattern.end_anchor else None,
-                                pattern.hops,
                                 enumerated,
                             )
                         )
@@ -240,7 +261,7 @@ class GraphQuestionGenerator:
         answers = [str(nodes[i]["properties"].get("name", i)) for i in ids if i in nodes]
         named = [(pattern.anchor, plan.anchor_name)]
         if pattern.end_anchor is not None:
-            named.append((pattern.end_anchor, plan.other_name or ""))
+            named.append((pattern.end_anchor, plan.other_name))
         anchors = [
             {"mention": n, "id": a.id, "name": n, "labels": list(a.labels), "method": "graph", "score": 1.0}
             for a, n in named
@@ -253,7 +274,7 @@ class GraphQuestionGenerator:
         return {
             "qid": plan.qid,
             "question": rewritten or question,
-            "hops": plan.hops,
+            "hops": pattern.hops,
             "qtype": "graph:" + pattern.shape,
             "split": split_of(plan.qid),
             "answers": answers,

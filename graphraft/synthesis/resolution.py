@@ -85,7 +85,6 @@ class EntityResolver:
         self.max_candidates = max_candidates
         self._vector_index: bool | None = None
         self.fuzzy_floor, self.fuzzy_candidates = fuzzy_floor, fuzzy_candidates
-        self._names: list[str] | None = None
 
     @property
     def vector_missing(self) -> bool:
@@ -132,11 +131,9 @@ class EntityResolver:
             return []
         from rapidfuzz import fuzz, process
 
-        if self._names is None:
-            self._names = list(self.store.name_counts())
         found = process.extract(
             normalize_name(text),
-            self._names,
+            self.store.name_counts().keys(),  # the store's cached dictionary (dropped on a load)
             scorer=fuzz.ratio,
             processor=None,
             limit=self.fuzzy_candidates,

@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from graphraft.errors import InputFileError
 from graphraft.inference.adapters import write_metadata
 from graphraft.inference.prompts import l2_messages
 from graphraft.training.base_model import load_base
@@ -201,6 +202,12 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         train_examples, val_examples = build_examples(
             config, store, tokenizer, settings.home, train_rows, val_rows, targets, hint
         )
+        for part, examples in (("training", train_examples), ("validation", val_examples)):
+            if not examples:  # the trainer would stop with a bare StopIteration
+                raise InputFileError(
+                    f"no {part} examples in {', '.join(map(str, config.data))} (the split keeps ~10 % of the "
+                    f"questions for validation; examples over max_length={config.max_length} tokens are left out)"
+                )
         # L1 is judged by the exact match of its top query after each epoch
         judge = (
             ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
