@@ -2,7 +2,7 @@
 has one character edit (`graphraft eval --typos SEED` makes the same edits), for the vector
 match alone (the previous release) and for the vector match pooled with the character match at
 several floors and candidate counts. Chooses the resolver's defaults (FUZZY_FLOOR,
-FUZZY_CANDIDATES in graphraft/synthesis/resolution.py).
+FUZZY_CANDIDATES, CLOSE_MARGIN in graphraft/synthesis/resolution.py).
 
     python benchmarks/typo_linking.py [--limit 300] [--seeds 0,1,2]
 
@@ -25,15 +25,21 @@ from graphraft.synthesis.mentions import MarkedMentionExtractor
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.text import normalize_name
 
-# (label, fuzzy floor or None for vector only, fuzzy candidates)
+# (label, fuzzy floor or None for vector only, fuzzy candidates, margin below the best anchor
+# or None for every candidate)
 SETTINGS = [
-    ("vector only (before)", None, 3),
-    ("+ chars >= 0.70, 3", 0.70, 3),
-    ("+ chars >= 0.75, 3", 0.75, 3),
-    ("+ chars >= 0.80, 3", 0.80, 3),
-    ("+ chars >= 0.85, 3", 0.85, 3),
-    ("+ chars >= 0.80, 1", 0.80, 1),
-    ("+ chars >= 0.80, 5", 0.80, 5),
+    ("vector only (before)", None, 3, None),
+    ("+ chars >= 0.70, 3", 0.70, 3, None),
+    ("+ chars >= 0.75, 3", 0.75, 3, None),
+    ("+ chars >= 0.80, 3 (previous default)", 0.80, 3, None),
+    ("+ chars >= 0.85, 3", 0.85, 3, None),
+    ("+ chars >= 0.80, 1", 0.80, 1, None),
+    ("+ chars >= 0.80, 5", 0.80, 5, None),
+    ("+ chars >= 0.75, 3, within 0.10 (default)", 0.75, 3, 0.10),
+    ("+ chars >= 0.80, 3, within 0.05", 0.80, 3, 0.05),
+    ("+ chars >= 0.80, 3, within 0.10", 0.80, 3, 0.10),
+    ("+ chars >= 0.80, 3, within 0.15", 0.80, 3, 0.15),
+    ("+ chars >= 0.80, 3, closest only", 0.80, 3, 0.0),
 ]
 
 
@@ -80,7 +86,7 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     with open_store(settings, "metaqa") as store:
         store.name_counts()  # read once, outside the timings
-        for label, floor, candidates in SETTINGS:
+        for label, floor, candidates, margin in SETTINGS:
             resolver = EntityResolver(
                 store,
                 lambda: embedder,
@@ -88,6 +94,7 @@ def main() -> None:
                 settings.max_candidates,
                 fuzzy_floor=floor,
                 fuzzy_candidates=candidates,
+                close_margin=margin,
             )
             runs = [measure(resolver, typo_sets[seed]) for seed in seeds]
             clean = measure(resolver, items)

@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
     # None turns the character match off (a name dictionary of every node is read on first use)
     fuzzy_floor: float | None = Field(
-        0.8, ge=0.0, le=1.0, description="Typo match: keep names at least this close by characters (rapidfuzz ratio)."
+        0.75, ge=0.0, le=1.0, description="Typo match: keep names at least this close by characters (rapidfuzz ratio)."
     )
 
     @field_validator("fuzzy_floor", mode="before")

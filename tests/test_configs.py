@@ -115,7 +115,7 @@ def test_the_typo_match_has_a_floor_setting_that_can_turn_it_off(monkeypatch):
     from graphraft.config import load_settings
     from graphraft.errors import ConfigurationError
 
-    assert load_settings().fuzzy_floor == 0.8
+    assert load_settings().fuzzy_floor == 0.75
     for off in ("off", "", "None"):
         monkeypatch.setenv("GRAPHRAFT_FUZZY_FLOOR", off)
         assert load_settings().fuzzy_floor is None

@@ -174,5 +174,24 @@ def test_fuzzy_floor_and_candidate_count_bound_the_anchors(store):
     strict = EntityResolver(store, fuzzy_floor=0.9)._fuzzy_match("Tom Hank")
     assert [a.id for a in strict] == ["p1"] and len(loose) > 1 and loose[0].id == "p1"
     assert all(a.score >= 0.3 for a in loose) and len({a.name for a in loose}) <= 5
-    pooled = EntityResolver(store, fuzzy_floor=0.3, fuzzy_candidates=5, max_candidates=2).resolve("Tom Hank")
+    pooled = EntityResolver(store, fuzzy_floor=0.3, fuzzy_candidates=5, max_candidates=2, close_margin=None).resolve(
+        "Tom Hank"
+    )
     assert len(pooled) == 2 and pooled[0].id == "p1"  # one anchor a node, the best first, at most max_candidates
+
+
+def test_a_misspelled_name_keeps_the_close_names_and_not_a_shorter_one(store):
+    from graphraft.graph.records import NodeRecord
+
+    load(store)
+    store.load_nodes(
+        [NodeRecord("m5", ("Movie",), {"name": "Inside Man"}), NodeRecord("m6", ("Movie",), {"name": "Inside"})]
+    )
+    # "inside mn" is 0.95 from Inside Man and 0.80 from Inside: both pass the floor, but a
+    # candidate that far below the best is the kind L1 then picks by mistake
+    every = EntityResolver(store, close_margin=None).resolve("Inside Mn")
+    assert [a.id for a in every] == ["m5", "m6"]
+    assert [a.id for a in EntityResolver(store).resolve("Inside Mn")] == ["m5"]
+    # names about as close stay side by side: the choice is L1's
+    store.load_nodes([NodeRecord("m7", ("Movie",), {"name": "Inside Men"})])
+    assert {a.id for a in EntityResolver(store).resolve("Inside Mn")} == {"m5", "m7"}

@@ -30,8 +30,12 @@ TEXT_FLOOR = 0.5
 #: the character match keeps names at least this close (rapidfuzz ratio: 1 - normalised
 #: Indel distance) and at most FUZZY_CANDIDATES of them; both chosen on seeded typos of the
 #: MetaQA validation entities (benchmarks/typo_linking.py, README "Measured")
-FUZZY_FLOOR = 0.8
+FUZZY_FLOOR = 0.75
 FUZZY_CANDIDATES = 3
+#: when no name matches exactly, anchors scoring more than this below the best are dropped:
+#: a misspelled "Inside Mn" keeps *Inside Man* (0.95) and not *Inside* (0.80), which L1 would
+#: otherwise be free to choose (chosen on the same typo set; None keeps every candidate)
+CLOSE_MARGIN = 0.1
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +81,7 @@ class EntityResolver:
         max_candidates: int = 3,
         fuzzy_floor: float | None = FUZZY_FLOOR,
         fuzzy_candidates: int = FUZZY_CANDIDATES,
+        close_margin: float | None = CLOSE_MARGIN,
     ):
         self.store = store
         self._embedder_factory = embedder_factory
@@ -85,6 +90,7 @@ class EntityResolver:
         self.max_candidates = max_candidates
         self._vector_index: bool | None = None
         self.fuzzy_floor, self.fuzzy_candidates = fuzzy_floor, fuzzy_candidates
+        self.close_margin = close_margin
 
     @property
     def vector_missing(self) -> bool:
@@ -118,12 +124,16 @@ class EntityResolver:
         return self._pool(close + self._fuzzy_match(text))
 
     def _pool(self, anchors: list[Anchor]) -> list[Anchor]:
-        """One anchor per node (its best score), the best ``max_candidates``."""
+        """One anchor per node (its best score), those within ``close_margin`` of the best, the
+        best ``max_candidates`` of them."""
         best: dict[str, Anchor] = {}
         for anchor in anchors:
             if anchor.id not in best or anchor.score > best[anchor.id].score:
                 best[anchor.id] = anchor
-        return sorted(best.values(), key=lambda a: -a.score)[: self.max_candidates]
+        ranked = sorted(best.values(), key=lambda a: -a.score)
+        if ranked and self.close_margin is not None:
+            ranked = [a for a in ranked if a.score >= ranked[0].score - self.close_margin]
+        return ranked[: self.max_candidates]
 
     def _fuzzy_match(self, text: str) -> list[Anchor]:
         """Nodes whose normalised name is within a few character edits of the mention's."""
