@@ -73,6 +73,29 @@ def test_every_method_scores_every_question_and_failures_are_classified(report):
         assert metrics["hit_at_1"] <= metrics["hit_at_5"]
 
 
+def test_a_question_out_of_time_is_recorded_and_the_run_goes_on(store, graphraft_home):
+    from graphraft.models import tiny_random_model
+
+    load(store)
+    model, tokenizer = tiny_random_model(graphraft_home, seed=1)
+    questions = [item("q1", "which films did [Tom Hanks] star in", ["Big"]), item("q2", "who directed [Big]", ["x"])]
+
+    def run_with(limit_s):
+        settings = load_settings(home=graphraft_home, embedder="none", ask_timeout_s=limit_s)
+        pipeline = GraphRAFT(
+            settings, store=store, model=model, tokenizer=tokenizer, extractor=MarkedMentionExtractor()
+        )
+        return evaluate(questions, pipeline, ["graphraft", "no-l2"])
+
+    out_of_time = run_with(1e-9)  # every stage's check fails: the group, then each question alone
+    assert [(o.qid, o.method, o.failure) for o in out_of_time.outcomes] == [
+        (q, m, "timed out") for q in ("q1", "q2") for m in ("graphraft", "no-l2")
+    ]
+    assert out_of_time.failures("graphraft")["timed out"] == 2 and out_of_time.table()["graphraft"]["mrr"] == 0.0
+    # with time enough, the same questions are answered (the class is the timeout's, not the model's)
+    assert all(o.failure != "timed out" and o.queries > 0 for o in run_with(120).outcomes if o.qid == "q1")
+
+
 def test_l2_picks_come_first_in_the_ranking_and_make_the_answer_set():
     def node(i, name):
         return AnswerNode(id=i, name=name, labels=["Person"], rank=0)

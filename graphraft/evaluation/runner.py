@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import quantiles
 from typing import Any
 
+from graphraft.errors import DeadlineExceededError
 from graphraft.evaluation.config import METHODS
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.progress import Progress, SilentProgress
@@ -45,6 +46,7 @@ FAILURES = (
     "L1's top query wrong",  # a candidate returns the answers, L1 ranked another first
     "L2 chose another set",  # L1's top query returns the answers, L2 picked other nodes
     "right set, wrong ranking",  # the answers are there, not first
+    "timed out",  # no answer within GRAPHRAFT_ASK_TIMEOUT_S, even asked alone
 )
 
 
@@ -276,11 +278,15 @@ def evaluate(
 def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> None:
     """Every method on one group of questions; their outcomes appended to the report."""
     # L1 searches a group of questions in each forward call (pipeline.ask_many)
-    answers = {method: engine.ask_many([item.question for item in chunk], group=group) for method, engine in runs}
+    answers = {method: _ask_group(engine, [item.question for item in chunk], group) for method, engine in runs}
     for i, item in enumerate(chunk):
         check = candidate_check(pipeline, item)
         for method, _ in runs:
             answer = answers[method][i]
+            if answer is None:
+                timed_out = [method] if method != "graphraft" else [m for m in ("graphraft", "no-l2") if m in methods]
+                report.outcomes += [_timed_out(item, name, pipeline.settings.ask_timeout_s) for name in timed_out]
+                continue
             seconds = _seconds(answer)
             if method != "graphraft":
                 report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, check))
@@ -292,6 +298,28 @@ def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> 
                 report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False, check))
         if "vector" in methods:
             report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
+
+
+def _ask_group(engine, questions: list[str], group: int) -> list:
+    """The group's answers; a group that runs out of time is asked again a question at a time,
+    and a question that runs out alone is None (recorded as timed out), so one slow question
+    neither ends the run nor costs the others their answers."""
+    try:
+        return engine.ask_many(questions, group=group)
+    except DeadlineExceededError:
+        answers = []
+        for question in questions:
+            try:
+                answers.append(engine.ask_many([question], group=1)[0])
+            except DeadlineExceededError:
+                answers.append(None)
+        return answers
+
+
+def _timed_out(item, method: str, seconds: float) -> Outcome:
+    gold, _ = answer_keys(item)
+    # linking cannot be judged on a question that got no answer, so it is not counted there
+    return Outcome(item.qid, item.hops, method, score_question([], [], gold), seconds, "timed out")
 
 
 def _seconds(answer) -> float:
