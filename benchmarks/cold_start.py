@@ -11,7 +11,8 @@ wording, from the synthesis files `make metaqa-data` writes) weighted to half th
 most (they repeat when fewer). Evaluation: ``graphraft eval``'s no-l2 method (L1's top query
 under the constraint; its results in order) on ``--limit`` validation questions a hop, and the
 exact-query match against the synthesis targets. Steps already done (a file, an adapter) are
-reused, so an interrupted run resumes. Writes OUT/cold_start.json and OUT/cold_start.png.
+reused, so an interrupted run resumes. Writes OUT/cold_start.json and OUT/cold_start.png, and each
+variant's evaluation report (every question's failure class and top query) in OUT/l1-VARIANT/eval.
 
 ``--smoke`` runs the whole path in minutes with a tiny random model (for checking the script,
 not for figures).
@@ -82,8 +83,9 @@ def train_variant(settings, generated: Path, real: Path | None, examples: int, o
     return train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
 
 
-def evaluate_variant(settings, adapter: Path, items, smoke: bool) -> dict:
-    from graphraft.evaluation.runner import evaluate
+def evaluate_variant(settings, adapter: Path, items, smoke: bool, folder: Path) -> dict:
+    """No-l2 Hit@1 per hop; the whole report (each question's class and top query) in ``folder``."""
+    from graphraft.evaluation.runner import evaluate, write_report
     from graphraft.inference.pipeline import GraphRAFT
 
     asked = load_settings(l1_adapter=adapter, **({"base_model": "tiny-random"} if smoke else {}))
@@ -94,6 +96,7 @@ def evaluate_variant(settings, adapter: Path, items, smoke: bool) -> dict:
         seconds = time.perf_counter() - started
     finally:
         pipeline.close()
+    write_report(report, folder)
     hit = {"all": report.table()["no-l2"]["hit_at_1"]}
     hit.update({str(h): report.table(h)["no-l2"]["hit_at_1"] for h in report.hops()})
     return {"hit@1": hit, "failures": report.failures("no-l2"), "eval_seconds": round(seconds, 1)}
@@ -138,7 +141,7 @@ def main() -> None:
         real = real_subset(fraction, args.out)
         summary = train_variant(settings, generated, real, args.examples, args.out, args.smoke)
         adapter = Path(summary["adapter"])
-        scores = evaluate_variant(settings, adapter, items, args.smoke)
+        scores = evaluate_variant(settings, adapter, items, args.smoke, adapter.parent / "eval")
         # on the held-out generated questions (training's own validation)
         exact = (summary.get("history") or [{}])[-1].get("exact_match")
         results.append(
