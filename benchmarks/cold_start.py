@@ -2,7 +2,7 @@
 question used for training or for writing phrases), then with 1 % and 10 % of the real training
 pairs added; Hit@1 per hop on MetaQA validation questions for each (a learning curve).
 
-    python benchmarks/cold_start.py [--generated 3000] [--examples 3000] [--fractions 0,0.01,0.1]
+    python benchmarks/cold_start.py [--generated 3000] [--examples 2000] [--fractions 0,0.01,0.1]
         [--limit 100] [--out outputs/cold_start]
 
 Each variant trains L1 with training/l1_cpu.yaml's settings on ``--examples`` examples: the
@@ -126,7 +126,7 @@ def plot(results: list[dict], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generated", type=int, default=3000, help="Questions generated from the graph.")
-    parser.add_argument("--examples", type=int, default=3000, help="L1 training examples per variant.")
+    parser.add_argument("--examples", type=int, default=2000, help="L1 training examples per variant.")
     parser.add_argument("--fractions", default="0,0.01,0.1", help="Shares of the real training pairs to add.")
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--out", type=Path, default=Path("outputs/cold_start"))
