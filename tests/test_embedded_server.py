@@ -11,8 +11,9 @@ import time
 import pytest
 
 from graphraft.errors import PortInUseError
-from graphraft.graph.embedded import EmbeddedServer, _pid_alive
+from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.local_server import pid_alive
 from graphraft.graph.records import NodeRecord
 
 
@@ -30,7 +31,7 @@ def test_start_is_idempotent_and_stop_ends_the_process(private_server):
     assert not started_again and again == info
     assert private_server.status() == info
     assert private_server.stop()
-    assert not _pid_alive(info.pid)
+    assert not pid_alive(info.pid)
     assert private_server.status() is None
     assert not private_server.stop()
 
@@ -53,7 +54,7 @@ def test_stale_state_after_a_crash_is_replaced(private_server):
     info, _ = private_server.start()
     os.kill(info.pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while _pid_alive(info.pid) and time.monotonic() < deadline:
+    while pid_alive(info.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     # The state file still names the dead process ...
     assert json.loads(private_server.state_path.read_text())["pid"] == info.pid

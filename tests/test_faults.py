@@ -16,8 +16,8 @@ import pytest
 from graphraft.config import load_settings
 from graphraft.errors import DatabaseUnavailableError
 from graphraft.graph import open_store
-from graphraft.graph.embedded import _pid_alive
 from graphraft.graph.falkor import FalkorDBStore
+from graphraft.graph.local_server import pid_alive
 from graphraft.graph.records import NodeRecord
 
 from cli_run import one_line_error, run
@@ -32,9 +32,9 @@ def server_pid(home: Path) -> int:
 def kill_hard(pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while _pid_alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
 
 
 def servers_on(data_dir: Path) -> list[int]:
@@ -48,7 +48,7 @@ def servers_on(data_dir: Path) -> list[int]:
                 "redis-server" in (proc / "cmdline").read_text()
                 and Path(os.readlink(proc / "cwd")) == data_dir.resolve()
             )
-            if ours and _pid_alive(int(proc.name)):
+            if ours and pid_alive(int(proc.name)):
                 found.append(int(proc.name))
         except OSError:
             continue
