@@ -37,9 +37,20 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr | None = Field(
         None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_PASSWORD", "NEO4J_PASSWORD")
     )
+    neo4j_password_file: Path | None = Field(
+        None,
+        validation_alias=AliasChoices("GRAPHRAFT_NEO4J_PASSWORD_FILE", "NEO4J_PASSWORD_FILE"),
+        description="A file holding the Neo4j password (graphraft neo4j start writes one); NEO4J_PASSWORD wins.",
+    )
     neo4j_database: str | None = Field(
         None, validation_alias=AliasChoices("GRAPHRAFT_NEO4J_DATABASE", "NEO4J_DATABASE")
     )
+    neo4j_data_dir: Path | None = Field(
+        None, description="Data folder of `graphraft neo4j start`. Default: HOME/neo4j."
+    )
+    neo4j_port: int = Field(0, ge=0, description="Bolt port of `graphraft neo4j start`; 0: a free one, kept after.")
+    neo4j_heap: str = Field("1g", description="JVM heap of `graphraft neo4j start` (512m, 2g, ...).")
+    neo4j_pagecache: str = Field("512m", description="Page cache of `graphraft neo4j start`.")
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB server.")
     falkordb_port: int | None = Field(None, description="Port of an external FalkorDB server; unset: the embedded one.")
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
@@ -112,6 +123,24 @@ class Settings(BaseSettings):
     @property
     def uses_neo4j(self) -> bool:
         return self.neo4j_uri is not None
+
+    @property
+    def neo4j_dir(self) -> Path:
+        """The data folder of the Neo4j server GraphRAFT starts (`graphraft neo4j start`)."""
+        return self.neo4j_data_dir or self.home / "neo4j"
+
+    def neo4j_secret(self) -> str | None:
+        """The Neo4j password: NEO4J_PASSWORD, else the first line of NEO4J_PASSWORD_FILE."""
+        if self.neo4j_password is not None:
+            return self.neo4j_password.get_secret_value()
+        if self.neo4j_password_file is not None:
+            try:
+                return self.neo4j_password_file.read_text().strip()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read NEO4J_PASSWORD_FILE {self.neo4j_password_file}: {exc.strerror}"
+                ) from None
+        return None
 
 
 def load_settings(**overrides) -> Settings:

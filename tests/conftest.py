@@ -1,13 +1,18 @@
-"""Shared fixtures: a real embedded FalkorDB server (one per test session), a store per
-test on a fresh graph, and the real bundled sentence embedder.
+"""Shared fixtures: a real embedded FalkorDB server and a real Neo4j 5 server (one each per
+test session), a store per test on a fresh graph of either, and the real bundled sentence
+embedder.
 
-Set GRAPHRAFT_TEST_NEO4J_URI (plus NEO4J_USERNAME / NEO4J_PASSWORD) to run every store
-contract test against a Neo4j 5 server as well."""
+The Neo4j server is the one `graphraft neo4j start` runs (Maven Central's jars, resolved once
+into GRAPHRAFT_HOME/cache/neo4j), in a data folder of the session's own. Set
+GRAPHRAFT_TEST_NEO4J_URI (plus NEO4J_USERNAME / NEO4J_PASSWORD) to use another server instead:
+the tests touch only the graphs they create there. Without Java or Maven the Neo4j tests skip,
+except in CI (CI=true), where they fail."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +22,27 @@ from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
 
 NEO4J_URI = os.environ.get("GRAPHRAFT_TEST_NEO4J_URI")
+STORES = ["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)]
+
+
+@dataclass(frozen=True)
+class Neo4jServerInfo:
+    uri: str
+    username: str
+    password: str | None
+    database: str | None = None
+
+    def env(self) -> dict[str, str]:
+        """The environment that points a `graphraft` command at this server."""
+        values = {"NEO4J_URI": self.uri, "NEO4J_USERNAME": self.username, "NEO4J_PASSWORD": self.password or ""}
+        if self.database:
+            values["NEO4J_DATABASE"] = self.database
+        return values
+
+    def store(self, graph: str, **kwargs):
+        from graphraft.graph.neo4j_store import Neo4jStore
+
+        return Neo4jStore(self.uri, self.username, self.password, graph=graph, database=self.database, **kwargs)
 
 
 @pytest.fixture(scope="session")
@@ -33,23 +59,46 @@ def server(tmp_path_factory):
     embedded.stop()
 
 
-@pytest.fixture(params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-def store(request, server, graphraft_home):
-    """A store on an empty graph, for each backend that can run here."""
-    if request.param == "falkordb":
-        backend = FalkorDBStore(f"test-{uuid.uuid4().hex[:10]}", port=server.port, cache_dir=graphraft_home / "cache")
-    else:
-        if not NEO4J_URI:
-            pytest.skip("set GRAPHRAFT_TEST_NEO4J_URI to run the Neo4j tests")
-        from graphraft.graph.neo4j_store import Neo4jStore
-
-        backend = Neo4jStore(
+@pytest.fixture(scope="session")
+def neo4j_server(tmp_path_factory) -> Neo4jServerInfo:
+    """A real Neo4j 5 for the whole session: GRAPHRAFT_TEST_NEO4J_URI's, else one started the
+    way `graphraft neo4j start` starts it."""
+    if NEO4J_URI:
+        yield Neo4jServerInfo(
             NEO4J_URI,
             os.environ.get("NEO4J_USERNAME", "neo4j"),
             os.environ.get("NEO4J_PASSWORD"),
-            database=os.environ.get("NEO4J_DATABASE"),
-            cache_dir=graphraft_home / "cache",
+            os.environ.get("NEO4J_DATABASE"),
         )
+        return
+    from graphraft.errors import DatabaseUnavailableError
+    from graphraft.graph.neo4j_server import USERNAME, Neo4jServer
+
+    managed = Neo4jServer(tmp_path_factory.mktemp("neo4j-data"), load_settings().home / "cache" / "neo4j")
+    try:
+        info, _ = managed.start()
+    except DatabaseUnavailableError as exc:
+        if os.environ.get("CI"):
+            raise  # CI installs Java and Maven: a Neo4j test may not skip there
+        pytest.skip(f"no Neo4j server: {exc}")
+    yield Neo4jServerInfo(managed.uri(info), USERNAME, managed.password())
+    managed.stop()
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request) -> str:
+    """"falkordb" or "neo4j": for tests that build their own store or command line per backend."""
+    return request.param
+
+
+@pytest.fixture
+def store(store_kind, request, server, graphraft_home):
+    """A store on an empty graph of its own, for each backend."""
+    graph = f"test-{uuid.uuid4().hex[:10]}"
+    if store_kind == "falkordb":
+        backend = FalkorDBStore(graph, port=server.port, cache_dir=graphraft_home / "cache")
+    else:
+        backend = request.getfixturevalue("neo4j_server").store(graph, cache_dir=graphraft_home / "cache")
     backend.clear()
     yield backend
     backend.clear()

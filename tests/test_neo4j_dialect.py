@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from graphraft.graph.neo4j_store import CLEAR_QUERY, Neo4jStore
-from graphraft.graph.records import NodeRecord, RelationshipRecord, WriteStats
+from graphraft.graph.neo4j_store import Neo4jStore, clear_query, index_name
+from graphraft.graph.records import NodeRecord, RelationshipRecord, WriteStats, graph_label
 from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 from graphraft.synthesis.templates import template
@@ -76,13 +76,20 @@ class RecordingNeo4jStore(Neo4jStore):
         self.query_timeout_ms, self.batch_size, self.cache_dir, self._schema = 10_000, 5_000, None, None
         self._name_counts = None
         self.write_timeout_ms, self.database, self.description = 300_000, None, "recording"
-        self.identity = self.description
+        self.identity = self.server = self.description
+        self.graph_name, self.catalog = "Film Noir's", None
+        self.entity_label = self.graph_label = graph_label(self.graph_name)
+        self.vector_index = index_name("vector", self.graph_name)
         self.sent: list[dict] = []
 
     def read(self, query, params=None, timeout_ms=None):
         self.sent.append({"query": query, "parameters": params or {}})
         if "labels(a) AS source" in query:
             return [{"source": ["Film Noir"], "target": ["Film Noir"], "c": 1}]
+        if "RETURN label, count" in query:
+            return [{"label": "Film Noir", "c": 1}]
+        if "AS type, count" in query or "type(r) AS type" in query:
+            return [{"type": "HAS GENRE", "c": 1}]
         if "AS key" in query or "AS degree" in query:
             return []
         if "count(" in query:
@@ -116,7 +123,9 @@ def store_queries() -> list[dict]:
     generator.anchors()
     generator._degrees(["n1"])
     generator._partner(AnchorRef("n1", ("Film Noir",)), {"n2": "Zoë"})
-    return store.sent + [{"query": CLEAR_QUERY, "parameters": {}}]
+    store.graphs()
+    store.require_graph()
+    return store.sent + [{"query": clear_query(store.entity_label), "parameters": {}}]
 
 
 def template_queries() -> list[dict]:

@@ -77,3 +77,13 @@ class RichProgress:
                     bar.advance(task_id, amount)
 
             yield _Task()
+
+
+def settings_from(ctx, **overrides):
+    """The settings of a command: the global flags (kept on the typer context), then the
+    command's own flags (None: not given)."""
+    from graphraft.config import load_settings
+
+    base = dict(ctx.obj or {})
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    return load_settings(**base)

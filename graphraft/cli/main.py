@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from graphraft.cli.common import run_guarded
+from graphraft.cli.common import run_guarded, settings_from
 from graphraft.cli.evaluate import eval_command
+from graphraft.cli.neo4j import neo4j_app
 from graphraft.cli.options import (
     ConfigFileOption,
     ExtractorOption,
@@ -24,7 +25,7 @@ from graphraft.cli.options import (
 )
 from graphraft.cli.synthesize import synthesize_command
 from graphraft.cli.train import train_cli, train_command
-from graphraft.config import Settings, load_settings
+from graphraft.config import Settings
 from graphraft.errors import InputFileError, InvalidInputError
 from graphraft.inference.config import AskConfig
 
@@ -41,20 +42,19 @@ load_app = typer.Typer(
 )
 app.add_typer(db_app, name="db")
 app.add_typer(load_app, name="load")
+app.add_typer(neo4j_app, name="neo4j")
 
 out = Console()
 err = Console(stderr=True)
 
 GraphOption = Annotated[
-    Optional[str], typer.Option("--graph", "-g", help="Graph name (FalkorDB); default: the last loaded.")
+    Optional[str],
+    typer.Option("--graph", "-g", help="Graph name (a FalkorDB key, a label in Neo4j); default: the last loaded."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
-def _settings(ctx: typer.Context, **overrides) -> Settings:
-    base = dict(ctx.obj or {})
-    base.update({k: v for k, v in overrides.items() if v is not None})
-    return load_settings(**base)
+_settings = settings_from
 
 
 @app.callback()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from graphraft.config import Settings
-from graphraft.graph.embedded import EmbeddedServer
+from graphraft.graph.embedded import EmbeddedServer, GraphCatalog
 from graphraft.graph.store import GraphStore
 
 DEFAULT_GRAPH = "demo"
@@ -35,6 +36,40 @@ def remember_graph(settings: Settings, graph: str) -> None:
         pass
 
 
+def neo4j_server(settings: Settings):
+    """The Neo4j server `graphraft neo4j start` runs for these settings (its data folder)."""
+    from graphraft.graph.neo4j_server import Neo4jServer
+
+    return Neo4jServer(
+        settings.neo4j_dir,
+        settings.home / "cache" / "neo4j",
+        port=settings.neo4j_port,
+        heap=settings.neo4j_heap,
+        pagecache=settings.neo4j_pagecache,
+    )
+
+
+def neo4j_catalog(settings: Settings) -> GraphCatalog:
+    """Where the graphs loaded into one Neo4j database are recorded (for lost-graph messages)."""
+    key = f"{settings.neo4j_uri}|{settings.neo4j_database or ''}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return GraphCatalog(settings.home / "neo4j-catalogs" / f"{digest}.json")
+
+
+def neo4j_store(settings: Settings, graph: str, **common) -> GraphStore:
+    from graphraft.graph.neo4j_store import Neo4jStore
+
+    return Neo4jStore(
+        settings.neo4j_uri,
+        settings.neo4j_username,
+        settings.neo4j_secret(),
+        graph=graph,
+        database=settings.neo4j_database,
+        catalog=neo4j_catalog(settings),
+        **common,
+    )
+
+
 def open_store(settings: Settings, graph: str | None = None, create: bool = False) -> GraphStore:
     """Connect to the configured database; with none configured, start the embedded one.
 
@@ -47,17 +82,12 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
         connect_timeout_s=settings.connect_timeout_s,
         write_timeout_ms=settings.write_timeout_ms,
     )
-    if settings.uses_neo4j:
-        from graphraft.graph.neo4j_store import Neo4jStore
-
-        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
-        return Neo4jStore(
-            settings.neo4j_uri, settings.neo4j_username, password, database=settings.neo4j_database, **common
-        )
     from graphraft.graph.falkor import FalkorDBStore
 
     name = graph or current_graph(settings)
-    if settings.falkordb_port:
+    if settings.uses_neo4j:
+        store = neo4j_store(settings, name, **common)
+    elif settings.falkordb_port:
         store = FalkorDBStore(name, host=settings.falkordb_host, port=settings.falkordb_port, **common)
     else:
         server = embedded_server(settings)

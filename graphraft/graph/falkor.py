@@ -167,7 +167,8 @@ class FalkorDBStore(GraphStore):
             raise self._not_found()
         known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
         if known:  # the graph exists: count without asking again
-            nodes, rels = GraphStore.count_nodes(self), GraphStore.count_relationships(self)
+            nodes = self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
+            rels = self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
             if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
                 raise GraphDataLostError(
                     f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
@@ -294,11 +295,30 @@ class FalkorDBStore(GraphStore):
             self.catalog.forget(self.graph_name)
         self.invalidate_schema()
 
+    # The graph is its own key: counts and the schema read the whole graph, from its matrices.
     def count_nodes(self) -> int:
-        return 0 if not self._graph_exists() else super().count_nodes()
+        return 0 if not self._graph_exists() else self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
 
     def count_relationships(self) -> int:
-        return 0 if not self._graph_exists() else super().count_relationships()
+        return 0 if not self._graph_exists() else self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
+
+    def _label_counts(self, timeout_ms: int) -> dict[str, int]:
+        labels = [r["label"] for r in self.read("CALL db.labels() YIELD label RETURN label")]
+        return {
+            label: self.read(f"MATCH (n:{quote_identifier(label)}) RETURN count(n) AS c", timeout_ms=timeout_ms)[0]["c"]
+            for label in sorted(labels)
+            if label != ENTITY_LABEL
+        }
+
+    def _type_counts(self, timeout_ms: int) -> dict[str, int]:
+        types = [
+            r["relationshipType"]
+            for r in self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType")
+        ]
+        return {
+            t: self.read(f"MATCH ()-[r:{quote_identifier(t)}]->() RETURN count(r) AS c", timeout_ms=timeout_ms)[0]["c"]
+            for t in sorted(types)
+        }
 
     def schema(self, refresh: bool = False):
         if not self._graph_exists():

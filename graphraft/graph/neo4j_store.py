@@ -1,7 +1,19 @@
-"""Neo4j 5 backend (official ``neo4j`` driver). Only what differs from FalkorDB lives here."""
+"""Neo4j 5 backend (official ``neo4j`` driver). Only what differs from FalkorDB lives here.
+
+**Graphs in one database.** Neo4j Community has one user database, so a graph is a
+namespace inside it: every node of graph ``G`` carries the label ``__Graph_G__`` (in place of
+FalkorDB's ``__Entity__``; the graph is FalkorDB's key). The unique-id constraint, the name
+indexes and the vector index are per graph label, so ids are unique within a graph, two graphs
+may share ids, and a name lookup or vector search sees one graph. Relationships never join two
+graphs (they are loaded between nodes of one graph), so a rendered query is confined to its graph
+by the label on its root node, which the executed form adds (``GraphStore.graph_label``).
+``clear()`` deletes that label's nodes and drops its indexes; the other graphs are untouched.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,14 +22,33 @@ from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavaila
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
 
-from graphraft.errors import DatabaseUnavailableError, QueryError, QueryTimeoutError, ReadOnlyViolationError
+from graphraft.errors import (
+    DatabaseUnavailableError,
+    GraphDataLostError,
+    GraphNotFoundError,
+    GraphRAFTError,
+    QueryError,
+    QueryTimeoutError,
+    ReadOnlyViolationError,
+)
 from graphraft.graph.cypher_text import label_expression, quote_identifier
-from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
+from graphraft.graph.embedded import GraphCatalog
+from graphraft.graph.records import EMBEDDING_PROPERTY, WriteStats, graph_label
 from graphraft.graph.store import GraphStore, Row
 
-VECTOR_INDEX = "graphraft_entity_embedding"
-# CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run in clear()
-CLEAR_QUERY = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+GRAPH_LABEL = re.compile(r"^__Graph_(.+)__$")
+
+
+def clear_query(label: str) -> str:
+    """Delete one graph's nodes and relationships in batches (CALL ... IN TRANSACTIONS needs an
+    auto-commit transaction, hence session.run in clear())."""
+    return f"MATCH (n{label_expression((label,))}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS"
+
+
+def index_name(kind: str, graph: str) -> str:
+    """A stable, plain index name for one graph (graph names may hold any character)."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", graph).strip("_")[:40] or "graph"
+    return f"graphraft_{kind}_{slug}_{hashlib.sha1(graph.encode()).hexdigest()[:8]}"
 
 
 def _plain(value: Any) -> Any:
@@ -44,15 +75,22 @@ class Neo4jStore(GraphStore):
         uri: str,
         username: str,
         password: str | None,
+        graph: str = "demo",
         database: str | None = None,
         connect_timeout_s: float = 5.0,
         write_timeout_ms: int = 300_000,
+        catalog: GraphCatalog | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.graph_name = graph
+        self.entity_label = self.graph_label = graph_label(graph)
+        self.vector_index = index_name("vector", graph)
         self.database = database
         self.write_timeout_ms = write_timeout_ms
-        self.description = f"Neo4j at {uri}" + (f", database '{database}'" if database else "")
+        self.catalog = catalog
+        self.server = f"Neo4j at {uri}" + (f", database '{database}'" if database else "")
+        self.description = f"{self.server}, graph '{graph}'"
         self.identity = self.description
         try:
             self._driver = neo4j.GraphDatabase.driver(
@@ -61,6 +99,8 @@ class Neo4jStore(GraphStore):
                 connection_timeout=connect_timeout_s,
                 connection_acquisition_timeout=connect_timeout_s * 2,
                 connection_write_timeout=max(30.0, connect_timeout_s),
+                # a managed transaction is retried for at most this long (writes; reads are not retried)
+                max_transaction_retry_time=connect_timeout_s * 2,
             )
             self._driver.verify_connectivity()
         except AuthError as exc:
@@ -72,6 +112,11 @@ class Neo4jStore(GraphStore):
         code = exc.code or ""
         if "TransactionTimedOut" in code or "Timeout" in code:
             return QueryTimeoutError(f"query exceeded its {timeout_ms} ms limit on {self.description}")
+        if "ConstraintValidationFailed" in code:
+            return QueryError(
+                f"a node id is already in {self.description} with other labels; ids must be unique "
+                "(reload with --replace to start over)"
+            )
         if "AccessMode" in code or "ForbiddenOnReadOnlyDatabase" in code:
             return ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}")
         return QueryError(f"{self.description} rejected the query: {exc.message}")
@@ -79,14 +124,17 @@ class Neo4jStore(GraphStore):
     def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
         timeout_ms = timeout_ms or self.query_timeout_ms
 
-        @neo4j.unit_of_work(timeout=timeout_ms / 1000)
-        def work(tx):
-            return [{k: _plain(v) for k, v in record.items()} for record in tx.run(query, params or {})]
-
         try:
-            # READ access mode: the server refuses any write in this transaction.
-            with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
-                return session.execute_read(work)
+            # READ access mode: the server refuses any write in this transaction. An explicit
+            # transaction, not execute_read: the driver would retry a failed read for up to
+            # 30 s, past the caller's limit.
+            with (
+                self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session,
+                session.begin_transaction(timeout=timeout_ms / 1000) as tx,
+            ):
+                rows = [{k: _plain(v) for k, v in record.items()} for record in tx.run(query, params or {})]
+                tx.commit()
+                return rows
         except ClientError as exc:
             raise self._translate(exc, timeout_ms) from None
         except ServiceUnavailable as exc:
@@ -116,6 +164,50 @@ class Neo4jStore(GraphStore):
         )
         return records, stats
 
+    # ------------------------------------------------------------------ this graph
+    def graphs(self) -> list[str]:
+        """The graphs in this database: the names of the graph labels that have nodes."""
+        rows = self.read("CALL db.labels() YIELD label RETURN label")
+        return sorted(m.group(1) for r in rows if (m := GRAPH_LABEL.match(r["label"])))
+
+    def _graph_exists(self) -> bool:
+        return bool(self.read(f"MATCH (n{self._entity}) RETURN 1 AS found LIMIT 1"))
+
+    def _not_found(self) -> GraphRAFTError:
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            return GraphDataLostError(
+                f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
+                f"({known.get('nodes', 0):,} nodes) but {self.server} no longer has it: its data was lost "
+                "(or deleted by hand); load it again"
+            )
+        others = self.graphs()
+        listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
+        return GraphNotFoundError(
+            f"graph '{self.graph_name}' does not exist on {self.server} ({listed}); "
+            "load one with `graphraft load demo|metaqa|files`"
+        )
+
+    def require_graph(self) -> None:
+        """Raise unless the graph exists with at least the nodes and relationships last loaded."""
+        if not self._graph_exists():
+            raise self._not_found()
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            nodes, rels = self.count_nodes(), self.count_relationships()
+            if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
+                raise GraphDataLostError(
+                    f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
+                    f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
+                    "part of it was lost; load it again"
+                )
+
+    def sync(self) -> None:
+        """Commits are durable in Neo4j; record the graph's counts for lost-graph messages."""
+        if self.catalog is not None:
+            self.catalog.record(self.graph_name, self.count_nodes(), self.count_relationships())
+
+    # ------------------------------------------------------------------ indexes
     def _existing_indexes(self) -> set[tuple[str, str]]:
         rows = self.read(
             "SHOW INDEXES YIELD type, labelsOrTypes, properties, entityType "
@@ -127,19 +219,23 @@ class Neo4jStore(GraphStore):
             if row["labelsOrTypes"] and row["properties"] and row["type"] == "RANGE"
         }
 
+    def ensure_indexes(self, labels=()) -> None:
+        super().ensure_indexes(labels)
+        self.write("CALL db.awaitIndexes(300)")  # a query planned before an index is online scans
+
     def _create_index(self, label: str, prop: str) -> None:
-        if label == ENTITY_LABEL and prop == "id":
-            # Unique ids are an invariant; the constraint also provides the index.
+        if label == self.entity_label and prop == "id":
+            # Unique ids (within the graph) are an invariant; the constraint also provides the index.
             self.write(
-                f"CREATE CONSTRAINT graphraft_entity_id IF NOT EXISTS FOR (n{label_expression((label,))}) "
-                "REQUIRE n.id IS UNIQUE"
+                f"CREATE CONSTRAINT {index_name('id', self.graph_name)} IF NOT EXISTS "
+                f"FOR (n{self._entity}) REQUIRE n.id IS UNIQUE"
             )
             return
         self.write(f"CREATE INDEX IF NOT EXISTS FOR (n:{quote_identifier(label)}) ON (n.{quote_identifier(prop)})")
 
     def _ensure_vector_index(self, dimension: int) -> None:
         self.write(
-            f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (n{label_expression((ENTITY_LABEL,))}) "
+            f"CREATE VECTOR INDEX {self.vector_index} IF NOT EXISTS FOR (n{self._entity}) "
             f"ON (n.{EMBEDDING_PROPERTY}) OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, "
             "`vector.similarity_function`: 'cosine'}}"
         )
@@ -149,19 +245,19 @@ class Neo4jStore(GraphStore):
         return bool(
             self.read(
                 "SHOW INDEXES YIELD name, state WHERE name = $name AND state = 'ONLINE' RETURN name",
-                {"name": VECTOR_INDEX},
+                {"name": self.vector_index},
             )
         )
 
     def _set_embeddings_query(self) -> str:
         return (
-            f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
+            f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) "
             f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)"
         )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
         return self.read(
-            f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $v) YIELD node, score "
+            f"CALL db.index.vector.queryNodes('{self.vector_index}', $k, $v) YIELD node, score "
             "RETURN node.id AS id, node.name AS name, labels(node) AS labels, score",
             {"k": int(k), "v": [float(x) for x in vector]},
         )
@@ -171,7 +267,9 @@ class Neo4jStore(GraphStore):
         return 2.0 * score - 1.0  # Neo4j reports (1 + cosine) / 2
 
     def clear(self) -> None:
-        query = neo4j.Query(CLEAR_QUERY, timeout=self.write_timeout_ms / 1000)
+        """Delete this graph: its nodes, their relationships, its own indexes and constraint;
+        nothing of the other graphs in the database."""
+        query = neo4j.Query(clear_query(self.entity_label), timeout=self.write_timeout_ms / 1000)
         try:
             with self._driver.session(database=self.database) as session:
                 session.run(query).consume()
@@ -179,6 +277,15 @@ class Neo4jStore(GraphStore):
             raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
         except Neo4jError as exc:
             raise self._translate(exc, self.write_timeout_ms) from None
+        for kind, listing in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):
+            rows = self.read(
+                f"SHOW {listing} YIELD name, labelsOrTypes WHERE $label IN labelsOrTypes RETURN name",
+                {"label": self.entity_label},
+            )
+            for row in rows:
+                self.write(f"DROP {kind} {quote_identifier(row['name'])} IF EXISTS")
+        if self.catalog is not None:
+            self.catalog.forget(self.graph_name)
         self.invalidate_schema()
 
     def close(self) -> None:

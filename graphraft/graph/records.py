@@ -12,9 +12,21 @@ EMBEDDING_PROPERTY = "embedding"
 NAME_KEY_PROPERTY = "name_norm"
 
 
+def is_reserved_label(label: str) -> bool:
+    """GraphRAFT's own labels (``__Entity__``, a Neo4j graph's ``__Graph_NAME__``): ``__`` at both ends."""
+    return len(label) > 4 and label.startswith("__") and label.endswith("__")
+
+
+def graph_label(graph: str) -> str:
+    """The label that keeps one graph's nodes apart from the others' in a Neo4j database."""
+    if not graph:
+        raise ValueError("a graph needs a name")
+    return f"__Graph_{graph}__"
+
+
 def domain_labels(labels) -> tuple[str, ...]:
-    """A node's own labels, sorted, without the entity label GraphRAFT adds to every node."""
-    return tuple(sorted(label for label in labels if label != ENTITY_LABEL))
+    """A node's own labels, sorted, without the labels GraphRAFT adds (entity, graph)."""
+    return tuple(sorted(label for label in labels if not is_reserved_label(label)))
 
 
 @dataclass(slots=True)

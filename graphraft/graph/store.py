@@ -28,6 +28,7 @@ from graphraft.graph.records import (
     RelationshipRecord,
     WriteStats,
     domain_labels,
+    is_reserved_label,
 )
 from graphraft.graph.schema import GraphSchema, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
@@ -50,6 +51,12 @@ class GraphStore(ABC):
     #: Which graph this is, the same after a restart (the embedded server's port is not):
     #: what synthesis files and caches are keyed on.
     identity: str = "graph store"
+    #: The label every node of this graph carries: what loading, lookups and the enumeration
+    #: templates (written with ``__Entity__``) match on.
+    entity_label: str = ENTITY_LABEL
+    #: A label the executed form of a rendered query adds to its root node, where the database
+    #: holds other graphs too (Neo4j); None where the graph is the database's unit (FalkorDB).
+    graph_label: str | None = None
 
     def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000, cache_dir: Path | None = None):
         self.query_timeout_ms = query_timeout_ms
@@ -116,11 +123,23 @@ class GraphStore(ABC):
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def _entity(self) -> str:
+        return label_expression((self.entity_label,))
+
+    def scoped(self, query: str) -> str:
+        """One of GraphRAFT's own query templates (``queries/*.cypher``, written with the
+        ``:__Entity__`` label) for this graph: the label swapped for this graph's."""
+        if self.entity_label == ENTITY_LABEL:
+            return query
+        return query.replace(":" + ENTITY_LABEL, self._entity)
+
     # ----------------------------------------------------------------- loading
     def ensure_indexes(self, labels: Iterable[str] = ()) -> None:
         """Range indexes on ``id`` and ``name`` for the entity label and for each label given."""
-        wanted = [(ENTITY_LABEL, "id"), (ENTITY_LABEL, "name"), (ENTITY_LABEL, NAME_KEY_PROPERTY)]
-        for label in sorted(set(labels) - {ENTITY_LABEL}):
+        entity = self.entity_label
+        wanted = [(entity, "id"), (entity, "name"), (entity, NAME_KEY_PROPERTY)]
+        for label in sorted(set(labels) - {entity}):
             wanted += [(label, "id"), (label, "name")]
         existing = self._existing_indexes()
         for label, prop in wanted:
@@ -139,7 +158,7 @@ class GraphStore(ABC):
             name = props.get("name")
             if isinstance(name, str):
                 props[NAME_KEY_PROPERTY] = normalize_name(name)
-            by_labels[tuple(sorted(set(node.labels) - {ENTITY_LABEL}))].append({"id": node.id, "props": props})
+            by_labels[domain_labels(node.labels)].append({"id": node.id, "props": props})
             report.nodes += 1
         self.ensure_indexes(label for labels in by_labels for label in labels)
         with progress.task("nodes", total or report.nodes) as task:
@@ -150,7 +169,7 @@ class GraphStore(ABC):
                 # entries (the vector index too), which made a no-op reload 40x slower.
                 # A renamed node loses its name embedding so that it is embedded again.
                 query = (
-                    f"UNWIND $rows AS row MERGE (n{label_expression((ENTITY_LABEL, *labels))} {{id: row.id}}) "
+                    f"UNWIND $rows AS row MERGE (n{label_expression((self.entity_label, *labels))} {{id: row.id}}) "
                     "WITH n, row WHERE any(k IN keys(row.props) WHERE n[k] IS NULL OR n[k] <> row.props[k]) "
                     f"SET n.{EMBEDDING_PROPERTY} = CASE WHEN n.name = row.props.name "
                     f"THEN n.{EMBEDDING_PROPERTY} ELSE null END "
@@ -175,12 +194,15 @@ class GraphStore(ABC):
         for rel in relationships:
             by_type[rel.type].append({"s": rel.source, "t": rel.target, "props": rel.properties})
             report.relationships += 1
-        entity = label_expression((ENTITY_LABEL,))
+        entity = self._entity
         with progress.task("relationships", total or report.relationships) as task:
             for rel_type, rows in sorted(by_type.items()):
                 query = (
                     f"UNWIND $rows AS row MATCH (a{entity} {{id: row.s}}) MATCH (b{entity} {{id: row.t}}) "
-                    f"MERGE (a)-[r:{quote_identifier(rel_type)}]->(b) SET r += row.props "
+                    f"MERGE (a)-[r:{quote_identifier(rel_type)}]->(b) "
+                    # only what changes is set: Neo4j counts a property set to its own value
+                    "SET r += CASE WHEN any(k IN keys(row.props) WHERE r[k] IS NULL OR r[k] <> row.props[k]) "
+                    "THEN row.props ELSE {} END "
                     "RETURN count(*) AS matched"
                 )
                 for batch in batched(rows, self.batch_size):
@@ -195,7 +217,7 @@ class GraphStore(ABC):
     def nodes_without_embedding(self) -> list[tuple[str, str]]:
         """(id, name) of named entity nodes that have no name embedding yet."""
         rows = self.read(
-            f"MATCH (n{label_expression((ENTITY_LABEL,))}) "
+            f"MATCH (n{self._entity}) "
             f"WHERE n.{EMBEDDING_PROPERTY} IS NULL AND n.name IS NOT NULL "
             "RETURN n.id AS id, toString(n.name) AS name",
             timeout_ms=max(self.query_timeout_ms, 600_000),
@@ -227,7 +249,7 @@ class GraphStore(ABC):
     def nodes_by_name(self, name: str, limit: int = 25) -> list[Row]:
         """Nodes whose normalised name equals the normalised ``name`` (index-backed)."""
         return self.read(
-            f"MATCH (n{label_expression((ENTITY_LABEL,))} {{{NAME_KEY_PROPERTY}: $key}}) "
+            f"MATCH (n{self._entity} {{{NAME_KEY_PROPERTY}: $key}}) "
             "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
             {"key": normalize_name(name), "limit": limit},
         )
@@ -239,7 +261,7 @@ class GraphStore(ABC):
         if not words:
             return []
         return self.read(
-            f"MATCH (n{label_expression((ENTITY_LABEL,))}) "
+            f"MATCH (n{self._entity}) "
             f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
             "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
             {"words": words, "limit": int(limit)},
@@ -250,7 +272,7 @@ class GraphStore(ABC):
         extractor and the fuzzy resolver search. Read once (one scan), then kept until a load."""
         if self._name_counts is None:
             rows = self.read(
-                f"MATCH (n{label_expression((ENTITY_LABEL,))}) WHERE n.{NAME_KEY_PROPERTY} IS NOT NULL "
+                f"MATCH (n{self._entity}) WHERE n.{NAME_KEY_PROPERTY} IS NOT NULL "
                 f"RETURN n.{NAME_KEY_PROPERTY} AS key, count(*) AS c",
                 timeout_ms=600_000,
             )
@@ -259,7 +281,7 @@ class GraphStore(ABC):
 
     def nodes_by_id(self, ids: Sequence[str], timeout_ms: int | None = None) -> list[Row]:
         rows = self.read(
-            f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
+            f"UNWIND $ids AS i MATCH (n{self._entity} {{id: i}}) "
             "RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties",
             {"ids": list(ids)},
             timeout_ms=timeout_ms,
@@ -270,10 +292,12 @@ class GraphStore(ABC):
         return rows
 
     def count_nodes(self) -> int:
-        return self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
+        """This graph's nodes (a count-store lookup in both databases)."""
+        return self.read(f"MATCH (n{self._entity}) RETURN count(n) AS c")[0]["c"]
 
     def count_relationships(self) -> int:
-        return self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
+        """This graph's relationships (a count-store lookup in both databases)."""
+        return self.read(f"MATCH (n{self._entity})-[r]->() RETURN count(r) AS c")[0]["c"]
 
     # ----------------------------------------------------------------- schema
     def invalidate_schema(self) -> None:
@@ -298,25 +322,12 @@ class GraphStore(ABC):
             except ValueError:
                 cache_file.unlink(missing_ok=True)
         long = max(self.query_timeout_ms, 600_000)
-        labels = sorted(
-            r["label"] for r in self.read("CALL db.labels() YIELD label RETURN label") if r["label"] != ENTITY_LABEL
-        )
-        types = sorted(
-            r["relationshipType"]
-            for r in self.read("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType")
-        )
-        label_counts = {
-            label: self.read(f"MATCH (n:{quote_identifier(label)}) RETURN count(n) AS c", timeout_ms=long)[0]["c"]
-            for label in labels
-        }
-        type_counts = {
-            t: self.read(f"MATCH ()-[r:{quote_identifier(t)}]->() RETURN count(r) AS c", timeout_ms=long)[0]["c"]
-            for t in types
-        }
+        label_counts = self._label_counts(long)
+        type_counts = self._type_counts(long)
         patterns = []
-        for t in types:
+        for t in sorted(type_counts):
             rows = self.read(
-                f"MATCH (a)-[:{quote_identifier(t)}]->(b) "
+                f"MATCH (a{self._entity})-[:{quote_identifier(t)}]->(b) "
                 "RETURN labels(a) AS source, labels(b) AS target, count(*) AS c",
                 timeout_ms=long,
             )
@@ -343,6 +354,20 @@ class GraphStore(ABC):
             except OSError:
                 pass  # a cache that cannot be written only costs time
         return self._schema
+
+    def _label_counts(self, timeout_ms: int) -> dict[str, int]:
+        """This graph's own labels and their node counts (one scan of its nodes)."""
+        rows = self.read(
+            f"MATCH (n{self._entity}) UNWIND labels(n) AS label RETURN label, count(*) AS c", timeout_ms=timeout_ms
+        )
+        return {r["label"]: r["c"] for r in sorted(rows, key=lambda r: r["label"]) if not is_reserved_label(r["label"])}
+
+    def _type_counts(self, timeout_ms: int) -> dict[str, int]:
+        """This graph's relationship types and their counts (one scan of its relationships)."""
+        rows = self.read(
+            f"MATCH (n{self._entity})-[r]->() RETURN type(r) AS type, count(*) AS c", timeout_ms=timeout_ms
+        )
+        return {r["type"]: r["c"] for r in sorted(rows, key=lambda r: r["type"])}
 
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:

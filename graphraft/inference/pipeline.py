@@ -204,7 +204,9 @@ class GraphRAFT:
     def _answer(self, answer: Answer, patterns: dict, anchors: list, generated, deadline: Deadline) -> None:
         """Run L1's queries, write the evidence, and let L2 choose the answers."""
         clock = time.perf_counter()
-        retrieval = execute(self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline)
+        retrieval = execute(
+            self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
+        )
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,

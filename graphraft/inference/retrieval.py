@@ -17,7 +17,7 @@ from graphraft.graph.store import GraphStore
 from graphraft.inference.deadline import Deadline
 from graphraft.inference.generation import GeneratedQuery
 from graphraft.inference.prompts import DETAIL_CHARS
-from graphraft.synthesis.patterns import Pattern
+from graphraft.synthesis.patterns import Pattern, executable
 
 HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, "embedding"}
 
@@ -45,10 +45,13 @@ def execute(
     node_budget: int = 100,
     timeout_ms: int | None = None,
     deadline: Deadline | None = None,
+    patterns: dict[str, Pattern] | None = None,
 ) -> Retrieval:
     """Each query within ``timeout_ms`` and what is left of ``deadline``; a query that fails
     is recorded with its error and the next one runs, but a deadline passed or a database
-    gone ends the whole retrieval."""
+    gone ends the whole retrieval. A query that is a candidate (in ``patterns``) runs in its
+    executable form (confined to the store's graph); any other text runs as it is."""
+    patterns = patterns or {}
     deadline = deadline or Deadline(None)
     timeout_ms = timeout_ms or store.query_timeout_ms
     result = Retrieval()
@@ -60,7 +63,9 @@ def execute(
         started = time.perf_counter()
         run = QueryRun(query.cypher, query.score)
         try:
-            rows = store.read(query.cypher, timeout_ms=deadline.limit_ms(timeout_ms, "running the queries"))
+            pattern = patterns.get(query.cypher)
+            text = executable(pattern, store) if pattern is not None else query.cypher
+            rows = store.read(text, timeout_ms=deadline.limit_ms(timeout_ms, "running the queries"))
         except (DeadlineExceededError, DatabaseUnavailableError):
             raise
         except GraphRAFTError as exc:

@@ -57,7 +57,7 @@ class PatternEnumerator:
     def _run(self, name: str, params: dict, result: Enumeration, where: str) -> list[dict]:
         result.queries += 1
         try:
-            return self.store.read(template(name), params, timeout_ms=self.timeout_ms)
+            return self.store.read(self.store.scoped(template(name)), params, timeout_ms=self.timeout_ms)
         except QueryTimeoutError:
             result.timeouts.append(f"{where} / {name}")
             return []

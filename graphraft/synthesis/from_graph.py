@@ -21,12 +21,12 @@ from pydantic import Field
 from graphraft.errors import InputFileError
 from graphraft.graph.cypher_text import label_expression
 from graphraft.graph.loaders.metaqa import split_of
-from graphraft.graph.records import ENTITY_LABEL, domain_labels
+from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.enumeration import PatternEnumerator
-from graphraft.synthesis.patterns import AnchorRef, Pattern, render
+from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, render
 from graphraft.synthesis.synthesizer import Summary, SynthesisConfig, check_output, run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser
 
@@ -116,7 +116,7 @@ class GraphQuestionGenerator:
         by_label: dict[str, list[tuple[AnchorRef, str]]] = {}
         for label in sorted(self.store.schema().labels):
             rows = self.store.read(
-                f"MATCH (n{label_expression((label, ENTITY_LABEL))}) WHERE n.name IS NOT NULL "
+                f"MATCH (n{label_expression((label, self.store.entity_label))}) WHERE n.name IS NOT NULL "
                 "RETURN n.id AS id, n.name AS name, n.name_norm AS key, labels(n) AS labels",
                 timeout_ms=600_000,
             )
@@ -138,7 +138,7 @@ class GraphQuestionGenerator:
         degrees = {}
         for start in range(0, len(ids), 5000):
             rows = self.store.read(
-                f"UNWIND $ids AS i MATCH (n{label_expression((ENTITY_LABEL,))} {{id: i}}) "
+                f"UNWIND $ids AS i MATCH (n{label_expression((self.store.entity_label,))} {{id: i}}) "
                 "OPTIONAL MATCH (n)-[r]-() RETURN n.id AS id, count(r) AS degree",
                 {"ids": ids[start : start + 5000]},
                 timeout_ms=600_000,
@@ -208,8 +208,9 @@ class GraphQuestionGenerator:
 
     def _partner(self, ref: AnchorRef, names: dict[str, str]) -> AnchorRef | None:
         """A second anchor two steps away (chosen by the seed) for a bridge question."""
+        entity = label_expression((self.store.entity_label,))
         rows = self.store.read(
-            f"MATCH (a{label_expression((ENTITY_LABEL,))} {{id: $id}})--()--(b{label_expression((ENTITY_LABEL,))}) "
+            f"MATCH (a{entity} {{id: $id}})--()--(b{entity}) "
             "WHERE b.id <> $id RETURN DISTINCT b.id AS id, labels(b) AS labels LIMIT 200",
             {"id": ref.id},
             timeout_ms=self.config.timeout_ms,
@@ -256,7 +257,7 @@ class GraphQuestionGenerator:
         question, form, marked = self.wording(plan)
         rewritten = self.paraphraser.rewrite(question) if self.paraphraser is not None else None
         cypher = render(pattern)
-        ids = [r["id"] for r in self.store.read(cypher, timeout_ms=self.config.timeout_ms)]
+        ids = [r["id"] for r in self.store.read(executable(pattern, self.store), timeout_ms=self.config.timeout_ms)]
         nodes = {n["id"]: n for n in self.store.nodes_by_id(ids)} if ids else {}
         answers = [str(nodes[i]["properties"].get("name", i)) for i in ids if i in nodes]
         named = [(pattern.anchor, plan.anchor_name)]

@@ -120,15 +120,19 @@ def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
     return pairs
 
 
-def render(pattern: Pattern) -> str:
+def render(pattern: Pattern, graph_label: str | None = None) -> str:
     """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
     twice, targets other than the anchors, distinct target ids.
 
     ``MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
-    """
+
+    ``graph_label``: the executed form in a database that holds other graphs too (Neo4j), the
+    graph's label added to the root node (relationships never leave a graph, so the root confines
+    the path). Training targets and candidates are the canonical form, without it."""
     pairs = _reusable_pairs(pattern)
     named = {index for pair in pairs for index in pair}
-    text = [_node("a", pattern.anchor.labels, pattern.anchor.id)]
+    root = pattern.anchor.labels + ((graph_label,) if graph_label else ())
+    text = [_node("a", root, pattern.anchor.id)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
         variable = f"r{index}" if index in named else ""
@@ -151,3 +155,9 @@ def render(pattern: Pattern) -> str:
     conditions += [f"r{i} <> r{j}" for i, j in pairs]
     where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
     return f"MATCH {''.join(text)}{where} RETURN DISTINCT t.id AS id"
+
+
+def executable(pattern: Pattern, store) -> str:
+    """The query to run for ``pattern`` on ``store`` (a ``GraphStore``): the canonical text,
+    confined to the store's graph where its database holds others."""
+    return render(pattern, store.graph_label)

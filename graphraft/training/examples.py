@@ -117,7 +117,7 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
         rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
         rng.shuffle(rest)
         chosen = lead + rest
-        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)])
+        retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)], patterns=patterns)
         names = {a["id"]: a["name"] for a in row["anchors"]}
         evidence = textualise(
             retrieval,

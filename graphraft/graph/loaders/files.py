@@ -20,7 +20,13 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graphraft.errors import InputFileError
-from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, NAME_KEY_PROPERTY, NodeRecord, RelationshipRecord
+from graphraft.graph.records import (
+    EMBEDDING_PROPERTY,
+    NAME_KEY_PROPERTY,
+    NodeRecord,
+    RelationshipRecord,
+    is_reserved_label,
+)
 
 Scalar = str | int | float | bool
 PropertyValue = Scalar | list[Scalar]
@@ -63,8 +69,9 @@ class NodeRow(BaseModel):
     @classmethod
     def _valid_labels(cls, value: list[str]) -> list[str]:
         labels = [check_name("a label", label) for label in value]
-        if ENTITY_LABEL in labels:
-            raise ValueError(f"the label {ENTITY_LABEL} is reserved")
+        for label in labels:
+            if is_reserved_label(label):
+                raise ValueError(f"the label {label} is reserved (GraphRAFT's own labels begin and end with __)")
         return labels
 
     @field_validator("properties")
