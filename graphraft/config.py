@@ -49,6 +49,9 @@ class Settings(BaseSettings):
         None, description="Data folder of `graphraft neo4j start`. Default: HOME/neo4j."
     )
     neo4j_port: int = Field(0, ge=0, description="Bolt port of `graphraft neo4j start`; 0: a free one, kept after.")
+    neo4j_jars: Path | None = Field(
+        None, description="Where Maven keeps Neo4j's jars for `graphraft neo4j start`. Default: HOME/cache/neo4j."
+    )
     neo4j_heap: str = Field("1g", description="JVM heap of `graphraft neo4j start` (512m, 2g, ...).")
     neo4j_pagecache: str = Field("512m", description="Page cache of `graphraft neo4j start`.")
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB server.")

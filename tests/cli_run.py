@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+from graphraft.graph.local_server import pid_alive
 
 
 def run(args, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
@@ -25,3 +31,30 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     assert "Traceback" not in proc.stderr, proc.stderr
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     return lines[0]
+
+
+def kill_hard(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not pid_alive(pid)
+
+
+def graph_files(folder: Path, n: int) -> tuple[Path, Path]:
+    """Graph n: 200 + n nodes in a chain, so every load has its own counts."""
+    nodes, rels = folder / f"n{n}.jsonl", folder / f"r{n}.jsonl"
+    count = 200 + n
+    nodes.write_text(
+        "".join(
+            json.dumps({"id": f"g{n}-{i}", "labels": ["Item"], "properties": {"name": f"item {n} {i}"}}) + "\n"
+            for i in range(count)
+        )
+    )
+    rels.write_text(
+        "".join(
+            json.dumps({"source": f"g{n}-{i}", "target": f"g{n}-{i + 1}", "type": "NEXT"}) + "\n"
+            for i in range(count - 1)
+        )
+    )
+    return nodes, rels

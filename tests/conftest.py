@@ -25,6 +25,13 @@ NEO4J_URI = os.environ.get("GRAPHRAFT_TEST_NEO4J_URI")
 STORES = ["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)]
 
 
+def neo4j_jars() -> Path:
+    """Where the Neo4j jars are kept between test runs: the real GRAPHRAFT_HOME's cache (tests
+    use homes of their own for everything else)."""
+    settings = load_settings()
+    return settings.neo4j_jars or settings.home / "cache" / "neo4j"
+
+
 @dataclass(frozen=True)
 class Neo4jServerInfo:
     uri: str
@@ -74,7 +81,7 @@ def neo4j_server(tmp_path_factory) -> Neo4jServerInfo:
     from graphraft.errors import DatabaseUnavailableError
     from graphraft.graph.neo4j_server import USERNAME, Neo4jServer
 
-    managed = Neo4jServer(tmp_path_factory.mktemp("neo4j-data"), load_settings().home / "cache" / "neo4j")
+    managed = Neo4jServer(tmp_path_factory.mktemp("neo4j-data"), neo4j_jars())
     try:
         info, _ = managed.start()
     except DatabaseUnavailableError as exc:
@@ -87,7 +94,7 @@ def neo4j_server(tmp_path_factory) -> Neo4jServerInfo:
 
 @pytest.fixture(params=STORES)
 def store_kind(request) -> str:
-    """"falkordb" or "neo4j": for tests that build their own store or command line per backend."""
+    """ "falkordb" or "neo4j": for tests that build their own store or command line per backend."""
     return request.param
 
 
@@ -103,6 +110,19 @@ def store(store_kind, request, server, graphraft_home):
     yield backend
     backend.clear()
     backend.close()
+
+
+@pytest.fixture
+def env_for(graphraft_home, server, request):
+    """The environment that points a `graphraft` command at a test store's database."""
+
+    def env(store) -> dict[str, str]:
+        values = {"GRAPHRAFT_HOME": str(graphraft_home)}
+        if isinstance(store, FalkorDBStore):
+            return {**values, "GRAPHRAFT_FALKORDB_PORT": str(store.port)}
+        return {**values, **request.getfixturevalue("neo4j_server").env()}
+
+    return env
 
 
 @pytest.fixture(scope="session")
@@ -155,16 +175,21 @@ def engine(store, tiny, graphraft_home):
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=STORES)
 def demo_store(server, request):
-    """The demo graph loaded into a graph of this test module's own (cleared after it)."""
+    """The demo graph loaded into a graph of this test module's own, on each backend (cleared after)."""
     from graphraft.graph.loaders import load_graph
     from graphraft.graph.loaders.demo import demo_files
     from graphraft.graph.loaders.files import read_nodes, read_relationships
 
-    store = FalkorDBStore(f"demo-{request.module.__name__}", port=server.port)
+    graph = f"demo-{request.module.__name__}"
+    if request.param == "falkordb":
+        store = FalkorDBStore(graph, port=server.port)
+    else:
+        store = request.getfixturevalue("neo4j_server").store(graph)
     store.clear()
     nodes_file, rels_file, _ = demo_files()
     load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
     yield store
     store.clear()
+    store.close()

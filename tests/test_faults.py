@@ -20,21 +20,13 @@ from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.local_server import pid_alive
 from graphraft.graph.records import NodeRecord
 
-from cli_run import one_line_error, run
+from cli_run import graph_files, kill_hard, one_line_error, run
 
 LOADS = 10
 
 
 def server_pid(home: Path) -> int:
     return json.loads((home / "falkordb" / "server.json").read_text())["pid"]
-
-
-def kill_hard(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not pid_alive(pid)
 
 
 def servers_on(data_dir: Path) -> list[int]:
@@ -53,25 +45,6 @@ def servers_on(data_dir: Path) -> list[int]:
         except OSError:
             continue
     return found
-
-
-def graph_files(folder: Path, n: int) -> tuple[Path, Path]:
-    """Graph n: 200 + n nodes in a chain, so every load has its own counts."""
-    nodes, rels = folder / f"n{n}.jsonl", folder / f"r{n}.jsonl"
-    count = 200 + n
-    nodes.write_text(
-        "".join(
-            json.dumps({"id": f"g{n}-{i}", "labels": ["Item"], "properties": {"name": f"item {n} {i}"}}) + "\n"
-            for i in range(count)
-        )
-    )
-    rels.write_text(
-        "".join(
-            json.dumps({"source": f"g{n}-{i}", "target": f"g{n}-{i + 1}", "type": "NEXT"}) + "\n"
-            for i in range(count - 1)
-        )
-    )
-    return nodes, rels
 
 
 def test_kill_9_right_after_each_of_10_loads_loses_nothing(tmp_path):

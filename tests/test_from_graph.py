@@ -16,7 +16,7 @@ from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenera
 from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.mentions import AutoExtractor, LexicalExtractor
 from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
-from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, words_of
 
@@ -39,7 +39,7 @@ def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(dem
     kept = [r for r in rows if r["status"] == "ok"]
     assert len(rows) == 90 and len(kept) >= 85
     for row in kept:
-        returned = [r["id"] for r in demo_store.read(row["cypher"])]
+        returned = [r["id"] for r in demo_store.read(executable(Pattern.from_dict(row["pattern"]), demo_store))]
         assert sorted(row["answer_ids"]) == sorted(returned) and 1 <= len(returned) <= 20
         names = {n["id"]: n["properties"]["name"] for n in demo_store.nodes_by_id(returned)}
         assert sorted(row["answers"]) == sorted(names.values())
@@ -142,10 +142,10 @@ def test_paraphrases_are_batched_cached_and_checked(demo_store, tmp_path):
     assert not keeps_entities("who wrote A B", "who wrote it", names=["A B"])
 
 
-def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store, server, graphraft_home, tmp_path):
+def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store, env_for, tmp_path):
     from cli_run import one_line_error, run
 
-    env = {"GRAPHRAFT_HOME": str(graphraft_home), "GRAPHRAFT_FALKORDB_PORT": str(server.port)}
+    env = env_for(demo_store)
     out = tmp_path / "gen.jsonl"
     base = ["synthesize", "--from-graph", "--graph", demo_store.graph_name, "--output", str(out), "--seed", "2"]
     proc = run([*base, "--questions", "12", "--json"], env)

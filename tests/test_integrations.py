@@ -47,7 +47,7 @@ def test_neo4j_graphrag_retriever_feeds_graphrag_the_answers(engine, request):
 
     from graphraft.integrations.neo4j_graphrag import GraphRAFTRetriever
 
-    on_neo4j = request.node.callspec.params.get("store") == "neo4j"
+    on_neo4j = request.node.callspec.params.get("store_kind") == "neo4j"
     if on_neo4j:
         retriever = GraphRAFTRetriever(engine)
     else:

@@ -106,6 +106,27 @@ def test_read_path_refuses_writes(store):
     assert store.read("MATCH (n:Movie) RETURN count(n) AS c")[0]["c"] == 2
 
 
+def test_free_text_on_the_read_path_may_only_read_the_graph(store, tmp_path):
+    """`graphraft query` and a model's free query: the database's plan is checked first, since
+    the read-only modes let LOAD CSV (a file read) and procedure calls through."""
+    load_sample(store)
+    secret = tmp_path / "secret.csv"
+    secret.write_text("password\nhunter2\n")
+    refused = [
+        f"LOAD CSV FROM 'file://{secret}' AS row RETURN row[0] AS id",
+        "LOAD CSV FROM 'http://127.0.0.1:9/x.csv' AS row RETURN row[0] AS id",
+        "CALL db.labels() YIELD label RETURN label AS id",
+        *WRITES,
+    ]
+    for query in refused:
+        with pytest.raises((ReadOnlyViolationError, QueryError)):
+            store.read_untrusted(query)
+    with pytest.raises(ReadOnlyViolationError, match="LOAD CSV"):
+        store.read_untrusted(refused[0])
+    assert store.read_untrusted("MATCH (n:Movie) RETURN n.id AS id ORDER BY id") == [{"id": "m1"}, {"id": "m2"}]
+    assert store.count_nodes() == 6
+
+
 def test_four_parallel_reads_on_one_store_each_get_their_own_rows(store):
     from concurrent.futures import ThreadPoolExecutor
 

@@ -17,6 +17,7 @@ from graphraft.graph.loaders.metaqa import QAItem
 from graphraft.graph.loaders.questions import read_question_file
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.mentions import MarkedMentionExtractor
+from graphraft.synthesis.patterns import Pattern, executable
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, read_rows, run_synthesis
 
@@ -117,7 +118,8 @@ def test_demo_questions_all_get_a_recall_one_query(demo_store, tmp_path):
     assert all(figures[0] == figures[1] for figures in summary.by_hop.values())
     # each best query, run as written, returns exactly the answer ids
     for row, source in zip(rows[::25], items[::25]):
-        assert {r["id"] for r in demo_store.read(row["cypher"])} == set(source.extra["answer_ids"])
+        query = executable(Pattern.from_dict(row["pattern"]), demo_store)
+        assert {r["id"] for r in demo_store.read(query)} == set(source.extra["answer_ids"])
 
 
 def test_the_output_loads_with_datasets(demo_store, tmp_path):
@@ -152,6 +154,8 @@ def test_rerun_skips_done_rows_and_refuses_other_settings(demo_store, tmp_path):
 
 def test_a_synthesis_resumes_when_the_local_server_comes_back_on_another_address(demo_store, server, tmp_path):
     # the embedded server picks a free port each start; the file is keyed on the graph, not the port
+    if not isinstance(demo_store, FalkorDBStore):
+        pytest.skip("not applicable: a Neo4j server keeps its address (the managed one keeps its port)")
     items = list(read_question_file(demo_files()[2]))[:4]
     out = tmp_path / "out.jsonl"
     run_synthesis(synthesizer_for(demo_store), items[:2], out, meta={"graph": demo_store.identity})

@@ -255,7 +255,7 @@ def query_cmd(
     if not cypher.strip():
         raise InputFileError("empty query")
     with open_store(_settings(ctx), graph) as store:
-        rows = store.read(cypher)
+        rows = store.read_untrusted(cypher)
     if as_json:
         out.print_json(json.dumps(rows, default=str))
         return
@@ -276,7 +276,8 @@ def print_rows(rows: list[dict], limit: int = 25) -> None:
 
 @app.command("embed")
 def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
-    """Add name embeddings (and the vector index) to entity nodes that lack them."""
+    """Prepare a graph's names: the exact-match key and indexes, and name embeddings (with the
+    vector index) for nodes that lack them; a graph you loaded yourself works after this."""
     from graphraft.cli.common import RichProgress
     from graphraft.graph import open_store
     from graphraft.graph.embeddings import embed_missing_names, make_embedder
@@ -286,9 +287,10 @@ def embed_cmd(ctx: typer.Context, graph: GraphOption = None) -> None:
         embedder = make_embedder(settings)
         if embedder is None:
             raise InvalidInputError("no embedder configured (GRAPHRAFT_EMBEDDER=none)")
+        keyed = store.prepare_names()
         count = embed_missing_names(store, embedder, progress=RichProgress())
         store.sync()
-    out.print(f"embedded {count:,} names")
+    out.print(f"embedded {count:,} names" + (f"; {keyed:,} names keyed for exact matching" if keyed else ""))
 
 
 app.command("synthesize")(synthesize_command)

@@ -42,7 +42,7 @@ def neo4j_server(settings: Settings):
 
     return Neo4jServer(
         settings.neo4j_dir,
-        settings.home / "cache" / "neo4j",
+        settings.neo4j_jars or settings.home / "cache" / "neo4j",
         port=settings.neo4j_port,
         heap=settings.neo4j_heap,
         pagecache=settings.neo4j_pagecache,

@@ -190,6 +190,14 @@ class FalkorDBStore(GraphStore):
         limit_ms = timeout_ms + 1500
         return self._rows(self._run(self._graph(limit_ms / 1000).ro_query, query, params, timeout_ms, limit_ms))
 
+    def _plan_operators(self, query: str, params: dict | None = None) -> list[str]:
+        graph = self._graph(self.connect_timeout_s)
+        try:
+            plan = self._call(lambda: graph.explain(query, params), self.connect_timeout_s * 1000)
+        except ResponseError as exc:
+            raise QueryError(f"{self.description} rejected the query: {exc}") from None
+        return list(plan.operations)
+
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
         # FalkorDB applies no server-side limit to writes: the socket's is the only one
         graph = self._graph(self.write_timeout_ms / 1000)

@@ -275,13 +275,15 @@ class Neo4jServer(LocalServer):
 
     def _launch(self, port: int, lock_fd: int) -> subprocess.Popen:
         self._write_config(port)
+        # the classpath (200-odd jars) in an argument file keeps `ps` readable
+        classpath_args = self.data_dir / "run" / "classpath.args"
+        write_atomically(classpath_args, f'-cp "{self._classpath}"\n')
         args = [
             self._java,
             f"-Xms{self.heap}",
             f"-Xmx{self.heap}",
             *JVM_FLAGS,
-            "-cp",
-            self._classpath,
+            f"@{classpath_args}",
             ENTRY_POINT,
             f"--home-dir={self.data_dir}",
             f"--config-dir={self.data_dir / 'conf'}",

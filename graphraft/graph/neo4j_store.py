@@ -142,6 +142,24 @@ class Neo4jStore(GraphStore):
         except Neo4jError as exc:
             raise self._translate(exc, timeout_ms) from None
 
+    def _plan_operators(self, query: str, params: dict | None = None) -> list[str]:
+        try:
+            with (
+                self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session,
+                session.begin_transaction(timeout=self.query_timeout_ms / 1000) as tx,
+            ):
+                plan = tx.run("EXPLAIN " + query, params or {}).consume().plan or {}
+        except ServiceUnavailable as exc:
+            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+        except Neo4jError as exc:
+            raise self._translate(exc, self.query_timeout_ms) from None
+        names, stack = [], [plan]
+        while stack:
+            node = stack.pop()
+            names.append(str(node.get("operatorType", "")))
+            stack.extend(node.get("children", []))
+        return names
+
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
         @neo4j.unit_of_work(timeout=self.write_timeout_ms / 1000)
         def work(tx):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from graphraft.errors import ReadOnlyViolationError
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import (
     EMBEDDING_PROPERTY,
@@ -35,6 +36,8 @@ from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
 
 Row = dict[str, Any]
+#: Plan operators free text may not contain (lower-case letters only, as both databases name them)
+UNTRUSTED_REFUSED = {"loadcsv": "LOAD CSV", "procedurecall": "a procedure call"}
 
 
 def batched(items: Iterable, size: int) -> Iterator[list]:
@@ -71,6 +74,24 @@ class GraphStore(ABC):
         """Run a query on the read-only path with a time limit; rows as dicts.
 
         Raises ReadOnlyViolationError for a write, QueryTimeoutError past the limit."""
+
+    @abstractmethod
+    def _plan_operators(self, query: str, params: dict | None = None) -> list[str]:
+        """The names of the operators in the database's plan for ``query`` (not run)."""
+
+    def read_untrusted(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
+        """Run text that GraphRAFT did not render (a user's `graphraft query`, a model's free
+        query) on the read-only path, after the database's own plan shows it only reads the
+        graph: the read-only modes refuse writes but not LOAD CSV (a file or URL read) or
+        procedure calls, so a plan with either is refused here."""
+        for operator in self._plan_operators(query, params):
+            key = "".join(ch for ch in operator.split("@")[0].lower() if ch.isalpha())
+            if key in UNTRUSTED_REFUSED:
+                raise ReadOnlyViolationError(
+                    f"refused {UNTRUSTED_REFUSED[key]} on the read path of {self.description}: "
+                    "a free query may only read the graph"
+                )
+        return self.read(query, params, timeout_ms)
 
     @abstractmethod
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:
@@ -212,6 +233,24 @@ class GraphStore(ABC):
                     task.advance(len(batch))
         self.invalidate_schema()
         return report
+
+    def prepare_names(self) -> int:
+        """Nodes of a graph loaded outside GraphRAFT (only their label and ``id`` set by the
+        user): add the name key exact matching uses, and the indexes. Returns how many changed."""
+        rows = self.read(
+            f"MATCH (n{self._entity}) WHERE n.name IS NOT NULL AND n.{NAME_KEY_PROPERTY} IS NULL "
+            "RETURN n.id AS id, toString(n.name) AS name",
+            timeout_ms=max(self.query_timeout_ms, 600_000),
+        )
+        self.ensure_indexes(self._label_counts(max(self.query_timeout_ms, 600_000)))
+        for batch in batched(rows, self.batch_size):
+            self.write(
+                f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) SET n.{NAME_KEY_PROPERTY} = row.key",
+                {"rows": [{"id": r["id"], "key": normalize_name(r["name"])} for r in batch]},
+            )
+        if rows:
+            self.invalidate_schema()
+        return len(rows)
 
     # ----------------------------------------------------------------- embeddings
     def nodes_without_embedding(self) -> list[tuple[str, str]]:

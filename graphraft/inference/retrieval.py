@@ -64,8 +64,11 @@ def execute(
         run = QueryRun(query.cypher, query.score)
         try:
             pattern = patterns.get(query.cypher)
-            text = executable(pattern, store) if pattern is not None else query.cypher
-            rows = store.read(text, timeout_ms=deadline.limit_ms(timeout_ms, "running the queries"))
+            limit = deadline.limit_ms(timeout_ms, "running the queries")
+            if pattern is not None:
+                rows = store.read(executable(pattern, store), timeout_ms=limit)
+            else:  # text no candidate holds: a model's free query, only reading the graph
+                rows = store.read_untrusted(query.cypher, timeout_ms=limit)
         except (DeadlineExceededError, DatabaseUnavailableError):
             raise
         except GraphRAFTError as exc:
