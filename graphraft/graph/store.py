@@ -287,10 +287,12 @@ class GraphStore(ABC):
     # ----------------------------------------------------------------- lookups
     def nodes_by_name(self, name: str, limit: int = 25) -> list[Row]:
         """Nodes whose normalised name equals the normalised ``name`` (index-backed)."""
-        return self.read(
-            f"MATCH (n{self._entity} {{{NAME_KEY_PROPERTY}: $key}}) "
-            "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
-            {"key": normalize_name(name), "limit": limit},
+        return _own_labels(
+            self.read(
+                f"MATCH (n{self._entity} {{{NAME_KEY_PROPERTY}: $key}}) "
+                "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+                {"key": normalize_name(name), "limit": limit},
+            )
         )
 
     def names_containing(self, words: Sequence[str], limit: int = 25) -> list[Row]:
@@ -299,11 +301,13 @@ class GraphStore(ABC):
         words = [normalize_name(word) for word in words if normalize_name(word)]
         if not words:
             return []
-        return self.read(
-            f"MATCH (n{self._entity}) "
-            f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
-            "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
-            {"words": words, "limit": int(limit)},
+        return _own_labels(
+            self.read(
+                f"MATCH (n{self._entity}) "
+                f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
+                "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+                {"words": words, "limit": int(limit)},
+            )
         )
 
     def name_counts(self) -> dict[str, int]:
@@ -413,6 +417,13 @@ class GraphStore(ABC):
             return None
         digest = hashlib.sha256(f"{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
+
+
+def _own_labels(rows: list[Row]) -> list[Row]:
+    """Rows whose ``labels`` are the nodes' own (GraphRAFT's entity or graph label left out)."""
+    for row in rows:
+        row["labels"] = list(domain_labels(row["labels"]))
+    return rows
 
 
 def _primary_label(labels: list[str]) -> str:

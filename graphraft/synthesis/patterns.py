@@ -103,9 +103,10 @@ def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
     if pattern.end_anchor is not None:
         labels[-1] = pattern.end_anchor.labels
 
-    def ends(i: int) -> tuple:
+    def ends(i: int) -> tuple:  # label sets: the order a node's labels were given in does not matter
         step = pattern.steps[i - 1]
-        return (labels[i - 1], labels[i]) if step.outgoing else (labels[i], labels[i - 1])
+        start, end = frozenset(labels[i - 1]), frozenset(labels[i])
+        return (start, end) if step.outgoing else (end, start)
 
     pairs = []
     for i in range(1, len(pattern.steps) + 1):
