@@ -41,6 +41,8 @@ def run_guarded(application) -> None:
         level=level if level in logging.getLevelNamesMapping() else "WARNING",
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if level != "DEBUG":  # the Neo4j driver logs each lost connection that the error line then reports
+        logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     try:
         application()
     except GraphRAFTError as exc:

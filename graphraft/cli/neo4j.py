@@ -26,9 +26,9 @@ PortOption = Annotated[Optional[int], typer.Option("--port", help="Bolt port (de
 
 
 def _server(ctx: typer.Context, data_dir: Path | None, port: int | None = None):
-    from graphraft.graph import neo4j_server
+    from graphraft.graph import managed_neo4j
 
-    return neo4j_server(settings_from(ctx, neo4j_data_dir=data_dir, neo4j_port=port))
+    return managed_neo4j(settings_from(ctx, neo4j_data_dir=data_dir, neo4j_port=port))
 
 
 def _exports(server, info) -> str:

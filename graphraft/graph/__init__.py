@@ -36,7 +36,7 @@ def remember_graph(settings: Settings, graph: str) -> None:
         pass
 
 
-def neo4j_server(settings: Settings):
+def managed_neo4j(settings: Settings):
     """The Neo4j server `graphraft neo4j start` runs for these settings (its data folder)."""
     from graphraft.graph.neo4j_server import Neo4jServer
 
@@ -56,7 +56,7 @@ def neo4j_catalog(settings: Settings) -> GraphCatalog:
     return GraphCatalog(settings.home / "neo4j-catalogs" / f"{digest}.json")
 
 
-def neo4j_store(settings: Settings, graph: str, **common) -> GraphStore:
+def connect_neo4j(settings: Settings, graph: str, **common) -> GraphStore:
     from graphraft.graph.neo4j_store import Neo4jStore
 
     return Neo4jStore(
@@ -86,7 +86,7 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
 
     name = graph or current_graph(settings)
     if settings.uses_neo4j:
-        store = neo4j_store(settings, name, **common)
+        store = connect_neo4j(settings, name, **common)
     elif settings.falkordb_port:
         store = FalkorDBStore(name, host=settings.falkordb_host, port=settings.falkordb_port, **common)
     else:

@@ -270,6 +270,10 @@ class Neo4jServer(LocalServer):
             f"server.memory.heap.max_size={self.heap}",
             f"server.memory.pagecache.size={self.pagecache}",
             "db.shutdown_transaction_end_timeout=2s",
+            # keep-alive messages every 2 s while a query runs; the driver takes the hint and gives
+            # up on a connection silent for 2 x 2 s (a stalled server) instead of 2 minutes
+            "server.bolt.connection_keep_alive=2s",
+            "server.bolt.connection_keep_alive_probes=2",
         ]
         write_atomically(folder / "conf" / "neo4j.conf", "\n".join(lines) + "\n")
 

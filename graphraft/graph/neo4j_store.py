@@ -12,13 +12,14 @@ by the label on its root node, which the executed form adds (``GraphStore.graph_
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable, SessionExpired
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
 
@@ -37,6 +38,16 @@ from graphraft.graph.records import EMBEDDING_PROPERTY, WriteStats, graph_label
 from graphraft.graph.store import GraphStore, Row
 
 GRAPH_LABEL = re.compile(r"^__Graph_(.+)__$")
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether the driver gave up waiting on the socket (a stalled server), not a refusal."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, TimeoutError) or "handshake" in str(seen) or "timed out" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def clear_query(label: str) -> str:
@@ -89,6 +100,7 @@ class Neo4jStore(GraphStore):
         self.database = database
         self.write_timeout_ms = write_timeout_ms
         self.catalog = catalog
+        self._calls = concurrent.futures.ThreadPoolExecutor(16, thread_name_prefix="graphraft-neo4j")
         self.server = f"Neo4j at {uri}" + (f", database '{database}'" if database else "")
         self.description = f"{self.server}, graph '{graph}'"
         self.identity = self.description
@@ -101,12 +113,36 @@ class Neo4jStore(GraphStore):
                 connection_write_timeout=max(30.0, connect_timeout_s),
                 # a managed transaction is retried for at most this long (writes; reads are not retried)
                 max_transaction_retry_time=connect_timeout_s * 2,
+                # the server's hints (a label not in use yet, a deprecation) are not the user's to act on
+                notifications_min_severity="OFF",
             )
             self._driver.verify_connectivity()
         except AuthError as exc:
             raise DatabaseUnavailableError(f"{self.description} refused the credentials: {exc.message}") from None
         except (ServiceUnavailable, OSError, ValueError, Neo4jError) as exc:
+            if _timed_out(exc):
+                raise DatabaseUnavailableError(
+                    f"{self.server} did not answer within {connect_timeout_s:g}s (is the server stalled?)"
+                ) from None
             raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
+
+    def _bounded(self, work, limit_s: float):
+        """``work()`` on a worker thread, waited for at most ``limit_s``: the client-side limit.
+        The driver waits for a reply as long as the server's keep-alive hint says (2 min by
+        default), so a stalled server would hold the caller that long; here the caller gets its
+        error in time and the worker gives up when the socket does."""
+        future = self._calls.submit(work)
+        try:
+            return future.result(timeout=limit_s)
+        except concurrent.futures.TimeoutError:
+            raise DatabaseUnavailableError(
+                f"no answer from {self.server} within {limit_s:.0f}s (is the server stalled?)"
+            ) from None
+
+    def _unavailable(self, exc: Exception) -> DatabaseUnavailableError:
+        if _timed_out(exc):
+            return DatabaseUnavailableError(f"no answer from {self.server} in time (is the server stalled?)")
+        return DatabaseUnavailableError(f"lost connection to {self.description}: {exc}")
 
     def _translate(self, exc: Neo4jError, timeout_ms: int | None) -> Exception:
         code = exc.code or ""
@@ -124,7 +160,7 @@ class Neo4jStore(GraphStore):
     def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
         timeout_ms = timeout_ms or self.query_timeout_ms
 
-        try:
+        def work():
             # READ access mode: the server refuses any write in this transaction. An explicit
             # transaction, not execute_read: the driver would retry a failed read for up to
             # 30 s, past the caller's limit.
@@ -135,22 +171,29 @@ class Neo4jStore(GraphStore):
                 rows = [{k: _plain(v) for k, v in record.items()} for record in tx.run(query, params or {})]
                 tx.commit()
                 return rows
+
+        try:
+            # the server's limit first (a clear message), the client's a little later (a stall)
+            return self._bounded(work, timeout_ms / 1000 + 1.5)
         except ClientError as exc:
             raise self._translate(exc, timeout_ms) from None
-        except ServiceUnavailable as exc:
-            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._unavailable(exc) from None
         except Neo4jError as exc:
             raise self._translate(exc, timeout_ms) from None
 
     def _plan_operators(self, query: str, params: dict | None = None) -> list[str]:
-        try:
+        def work():
             with (
                 self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session,
                 session.begin_transaction(timeout=self.query_timeout_ms / 1000) as tx,
             ):
-                plan = tx.run("EXPLAIN " + query, params or {}).consume().plan or {}
-        except ServiceUnavailable as exc:
-            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+                return tx.run("EXPLAIN " + query, params or {}).consume().plan or {}
+
+        try:
+            plan = self._bounded(work, self.query_timeout_ms / 1000 + 1.5)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._unavailable(exc) from None
         except Neo4jError as exc:
             raise self._translate(exc, self.query_timeout_ms) from None
         names, stack = [], [plan]
@@ -167,11 +210,14 @@ class Neo4jStore(GraphStore):
             records = [{k: _plain(v) for k, v in r.items()} for r in result]
             return records, result.consume().counters
 
-        try:
+        def run():
             with self._driver.session(database=self.database) as session:
-                records, c = session.execute_write(work)
-        except ServiceUnavailable as exc:
-            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+                return session.execute_write(work)
+
+        try:
+            records, c = self._bounded(run, self.write_timeout_ms / 1000 + 1.5)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._unavailable(exc) from None
         except Neo4jError as exc:
             raise self._translate(exc, self.write_timeout_ms) from None
         stats = WriteStats(
@@ -288,11 +334,15 @@ class Neo4jStore(GraphStore):
         """Delete this graph: its nodes, their relationships, its own indexes and constraint;
         nothing of the other graphs in the database."""
         query = neo4j.Query(clear_query(self.entity_label), timeout=self.write_timeout_ms / 1000)
-        try:
+
+        def work():
             with self._driver.session(database=self.database) as session:
                 session.run(query).consume()
-        except ServiceUnavailable as exc:
-            raise DatabaseUnavailableError(f"lost connection to {self.description}: {exc}") from None
+
+        try:
+            self._bounded(work, self.write_timeout_ms / 1000 + 1.5)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise self._unavailable(exc) from None
         except Neo4jError as exc:
             raise self._translate(exc, self.write_timeout_ms) from None
         for kind, listing in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):
@@ -307,4 +357,5 @@ class Neo4jStore(GraphStore):
         self.invalidate_schema()
 
     def close(self) -> None:
+        self._calls.shutdown(wait=False, cancel_futures=True)
         self._driver.close()
