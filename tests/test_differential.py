@@ -176,3 +176,23 @@ def test_the_check_fails_on_a_deliberate_difference(both, monkeypatch):
     assert conditioned
     monkeypatch.setattr(renderer, "_reusable_pairs", lambda pattern: [])
     assert differences(falkor, neo, conditioned) != {}
+
+
+def test_names_resolve_to_the_same_anchors_on_both_stores(both, embedder):
+    """Exact names, names with a typo and loosely written ones: the same anchors, found the
+    same way (exact index, Neo4j's and FalkorDB's vector indexes, the character match)."""
+    from graphraft.graph.embeddings import embed_missing_names
+    from graphraft.synthesis.resolution import EntityResolver
+
+    for store in both:
+        assert embed_missing_names(store, embedder) == 16 and store.has_vector_index()
+    nodes, _ = awkward_graph()
+    names = [n.properties["name"] for n in nodes[:8]]
+    mentions = names + [name[:3] + name[4:] for name in names] + [name.upper().replace(" ", "  ") for name in names]
+    found = []
+    for store in both:
+        resolver = EntityResolver(store, lambda: embedder)
+        found.append([[(a.id, a.method, round(a.score, 2)) for a in resolver.resolve(m)] for m in mentions])
+    assert found[0] == found[1]
+    methods = {method for anchors in found[0] for _, method, _ in anchors}
+    assert {"exact", "fuzzy"} <= methods or {"exact", "vector"} <= methods

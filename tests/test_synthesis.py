@@ -180,15 +180,15 @@ def _cli(args, env):
     )
 
 
-def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store, server, tmp_path):
+def test_killed_midway_the_rerun_ends_with_the_uninterrupted_dataset(demo_store, env_for, tmp_path):
     # A question file long enough that the kill lands midway: the demo questions, eight times over.
     lines = demo_files()[2].read_text(encoding="utf-8").splitlines() * 8
     questions = tmp_path / "questions.jsonl"
     questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
+        **env_for(demo_store),
         "GRAPHRAFT_HOME": str(tmp_path / "home"),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
     }
     common = [
         "--questions",

@@ -194,8 +194,10 @@ class FalkorDBStore(GraphStore):
         graph = self._graph(self.connect_timeout_s)
         try:
             plan = self._call(lambda: graph.explain(query, params), self.connect_timeout_s * 1000)
-        except ResponseError as exc:
-            raise QueryError(f"{self.description} rejected the query: {exc}") from None
+        except GraphRAFTError:
+            raise
+        except Exception as exc:
+            raise QueryError(f"{self.description} could not plan the query: {exc}") from None
         return list(plan.operations)
 
     def write(self, query: str, params: dict | None = None) -> tuple[list[Row], WriteStats]:

@@ -290,7 +290,7 @@ class GraphStore(ABC):
         return _own_labels(
             self.read(
                 f"MATCH (n{self._entity} {{{NAME_KEY_PROPERTY}: $key}}) "
-                "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+                "RETURN n.id AS id, n.name AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
                 {"key": normalize_name(name), "limit": limit},
             )
         )
@@ -305,7 +305,7 @@ class GraphStore(ABC):
             self.read(
                 f"MATCH (n{self._entity}) "
                 f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
-                "RETURN n.id AS id, n.name AS name, labels(n) AS labels LIMIT $limit",
+                "RETURN n.id AS id, n.name AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
                 {"words": words, "limit": int(limit)},
             )
         )
@@ -319,7 +319,8 @@ class GraphStore(ABC):
                 f"RETURN n.{NAME_KEY_PROPERTY} AS key, count(*) AS c",
                 timeout_ms=600_000,
             )
-            self._name_counts = {row["key"]: row["c"] for row in rows}
+            # in name order: what searches it (and breaks ties by order) sees the same on every store
+            self._name_counts = {row["key"]: row["c"] for row in sorted(rows, key=lambda row: row["key"])}
         return self._name_counts
 
     def nodes_by_id(self, ids: Sequence[str], timeout_ms: int | None = None) -> list[Row]:

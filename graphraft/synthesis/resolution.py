@@ -130,7 +130,7 @@ class EntityResolver:
         for anchor in anchors:
             if anchor.id not in best or anchor.score > best[anchor.id].score:
                 best[anchor.id] = anchor
-        ranked = sorted(best.values(), key=lambda a: -a.score)
+        ranked = sorted(best.values(), key=lambda a: (-a.score, a.name, a.id))  # ties: by name, the same everywhere
         if ranked and self.close_margin is not None:
             ranked = [a for a in ranked if a.score >= ranked[0].score - self.close_margin]
         return ranked[: self.max_candidates]
