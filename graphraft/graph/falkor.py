@@ -20,8 +20,6 @@ from redis.retry import Retry
 
 from graphraft.errors import (
     DatabaseUnavailableError,
-    GraphDataLostError,
-    GraphNotFoundError,
     GraphRAFTError,
     QueryError,
     QueryTimeoutError,
@@ -72,7 +70,8 @@ class FalkorDBStore(GraphStore):
         self.host, self.port = host, port
         self.connect_timeout_s, self.write_timeout_ms = connect_timeout_s, write_timeout_ms
         self.catalog = catalog
-        self.description = f"FalkorDB at {host}:{port}, graph '{graph}'"
+        self.server = f"FalkorDB at {host}:{port}"
+        self.description = f"{self.server}, graph '{graph}'"
         local = host in ("127.0.0.1", "localhost", "::1")
         self.identity = f"FalkorDB graph '{graph}'" if local else self.description
         self._clients: dict[int, FalkorDB] = {}
@@ -145,36 +144,12 @@ class FalkorDBStore(GraphStore):
                 raise ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}") from None
             raise QueryError(f"{self.description} rejected the query: {message}") from None
 
-    def _not_found(self) -> GraphRAFTError:
-        """The graph is missing: never loaded (say which exist) or lost (say when it was loaded)."""
-        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
-        if known:
-            return GraphDataLostError(
-                f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
-                f"({known.get('nodes', 0):,} nodes) but {self.description.split(', graph')[0]} no longer has it: "
-                f"its data was lost (server log: {self.catalog.path.parent / 'falkordb.log'}); load it again"
-            )
-        others = sorted(self.graphs())
-        listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
-        return GraphNotFoundError(
-            f"graph '{self.graph_name}' does not exist on FalkorDB at {self.host}:{self.port} ({listed}); "
-            "load one with `graphraft load demo|metaqa|files`"
-        )
+    def _lost_hint(self) -> str:
+        return f" (server log: {self.catalog.path.parent / 'falkordb.log'})" if self.catalog is not None else ""
 
-    def require_graph(self) -> None:
-        """Raise unless the graph exists with at least the nodes and relationships last loaded."""
-        if not self._graph_exists():
-            raise self._not_found()
-        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
-        if known:  # the graph exists: count without asking again
-            nodes = self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
-            rels = self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
-            if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
-                raise GraphDataLostError(
-                    f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
-                    f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
-                    "part of it was lost; load it again"
-                )
+    def _loaded_counts(self) -> tuple[int, int]:  # the graph exists: count without asking again
+        nodes = self.read("MATCH (n) RETURN count(n) AS c")[0]["c"]
+        return nodes, self.read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
 
     def graphs(self) -> list[str]:
         return self._call(lambda: self._client(self.connect_timeout_s).list_graphs(), self.connect_timeout_s * 1000)

@@ -25,9 +25,6 @@ from neo4j.graph import Path as GraphPath
 
 from graphraft.errors import (
     DatabaseUnavailableError,
-    GraphDataLostError,
-    GraphNotFoundError,
-    GraphRAFTError,
     QueryError,
     QueryTimeoutError,
     ReadOnlyViolationError,
@@ -237,34 +234,8 @@ class Neo4jStore(GraphStore):
     def _graph_exists(self) -> bool:
         return bool(self.read(f"MATCH (n{self._entity}) RETURN 1 AS found LIMIT 1"))
 
-    def _not_found(self) -> GraphRAFTError:
-        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
-        if known:
-            return GraphDataLostError(
-                f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
-                f"({known.get('nodes', 0):,} nodes) but {self.server} no longer has it: its data was lost "
-                "(or deleted by hand); load it again"
-            )
-        others = self.graphs()
-        listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
-        return GraphNotFoundError(
-            f"graph '{self.graph_name}' does not exist on {self.server} ({listed}); "
-            "load one with `graphraft load demo|metaqa|files`"
-        )
-
-    def require_graph(self) -> None:
-        """Raise unless the graph exists with at least the nodes and relationships last loaded."""
-        if not self._graph_exists():
-            raise self._not_found()
-        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
-        if known:
-            nodes, rels = self.count_nodes(), self.count_relationships()
-            if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
-                raise GraphDataLostError(
-                    f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
-                    f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
-                    "part of it was lost; load it again"
-                )
+    def _lost_hint(self) -> str:
+        return " (or was deleted by hand)"
 
     def sync(self) -> None:
         """Commits are durable in Neo4j; record the graph's counts for lost-graph messages."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from graphraft.errors import ReadOnlyViolationError
+from graphraft.errors import GraphDataLostError, GraphNotFoundError, GraphRAFTError, ReadOnlyViolationError
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import (
     EMBEDDING_PROPERTY,
@@ -132,8 +132,58 @@ class GraphStore(ABC):
         """Make every write so far durable before a load reports it done (a backend whose
         commits are durable, like Neo4j, has nothing to do)."""
 
-    def require_graph(self) -> None:  # noqa: B027 - a hook, as above
-        """Raise GraphNotFoundError (or GraphDataLostError) unless the graph exists."""
+    # ----------------------------------------------------------------- which graph
+    #: the graph's name, and the database it lives in ("FalkorDB at HOST:PORT", "Neo4j at URI")
+    graph_name: str = ""
+    server: str = "the database"
+    #: the graphs loaded there with their counts (an ``embedded.GraphCatalog``), when known
+    catalog = None
+
+    def graphs(self) -> list[str]:
+        """The graphs in this database."""
+        return []
+
+    def _graph_exists(self) -> bool:
+        return True
+
+    def _lost_hint(self) -> str:
+        """Where to look when a loaded graph is gone (a server log, say)."""
+        return ""
+
+    def _loaded_counts(self) -> tuple[int, int]:
+        """Nodes and relationships of a graph known to exist."""
+        return self.count_nodes(), self.count_relationships()
+
+    def _not_found(self) -> GraphRAFTError:
+        """The graph is missing: never loaded (say which exist) or lost (say when it was loaded)."""
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            return GraphDataLostError(
+                f"graph '{self.graph_name}' was loaded on {known.get('loaded_at', '?')} "
+                f"({known.get('nodes', 0):,} nodes) but {self.server} no longer has it: "
+                f"its data was lost{self._lost_hint()}; load it again"
+            )
+        others = sorted(self.graphs())
+        listed = f"graphs there: {', '.join(others)}" if others else "no graph is loaded there"
+        return GraphNotFoundError(
+            f"graph '{self.graph_name}' does not exist on {self.server} ({listed}); "
+            "load one with `graphraft load demo|metaqa|files`"
+        )
+
+    def require_graph(self) -> None:
+        """Raise GraphNotFoundError, or GraphDataLostError when the graph is gone or has fewer
+        nodes or relationships than were last loaded."""
+        if not self._graph_exists():
+            raise self._not_found()
+        known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
+        if known:
+            nodes, rels = self._loaded_counts()
+            if nodes < known.get("nodes", 0) or rels < known.get("relationships", 0):
+                raise GraphDataLostError(
+                    f"graph '{self.graph_name}' has {nodes:,} nodes and {rels:,} relationships, but "
+                    f"{known['nodes']:,} and {known['relationships']:,} were loaded on {known.get('loaded_at', '?')}: "
+                    "part of it was lost; load it again"
+                )
 
     def close(self) -> None:  # noqa: B027 - a hook, as above
         pass
