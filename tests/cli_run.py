@@ -58,3 +58,22 @@ def graph_files(folder: Path, n: int) -> tuple[Path, Path]:
         )
     )
     return nodes, rels
+
+
+def each_fails_in_time(pid: int, calls: dict, slack: float) -> None:
+    """With the server ``pid`` stalled (SIGSTOP), every call of ``calls`` ({name: (call, limit
+    in seconds)}) must fail as a stalled server within its limit plus ``slack``; the server is
+    let go again whatever happens."""
+    import pytest
+
+    from graphraft.errors import DatabaseUnavailableError
+
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for name, (call, limit) in calls.items():
+            started = time.monotonic()
+            with pytest.raises(DatabaseUnavailableError, match="is the server stalled"):
+                call()
+            assert time.monotonic() - started < limit + slack, name
+    finally:
+        os.kill(pid, signal.SIGCONT)
