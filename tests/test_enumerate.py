@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphraft.synthesis.enumeration import PatternEnumerator, PatternStats
+from graphraft.synthesis.enumeration import HOP_TEMPLATES, PatternEnumerator, PatternStats
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 from graphraft.synthesis.ranking import rank, select
 
@@ -88,9 +88,10 @@ def test_hub_cap_skips_busy_nodes_and_says_so(store):
 def test_a_timed_out_template_is_reported_not_raised(store):
     load(store)
     found = PatternEnumerator(store, timeout_ms=1).around(HANKS, 3)
-    # 1 ms is too short on most machines but not all; when it times out it says where.
-    assert found.timeouts == [] or found.timeouts[0].startswith("p1 / enumerate_3hop")
-    assert found.queries >= 1
+    # 1 ms is too short on most machines but not all, and either of the two templates may be the one
+    # that runs out: whichever does is named with its anchor, and the other still runs.
+    assert set(found.timeouts) <= {f"p1 / {HOP_TEMPLATES[3]}", "p1 / hubs_skipped"}
+    assert found.queries == 2
 
 
 def _stats(name, hits, total, hops=1):
