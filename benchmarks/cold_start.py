@@ -30,7 +30,7 @@ from graphraft.graph import open_store
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 from graphraft.synthesis.from_graph import GenerationConfig, generator_for
 from graphraft.synthesis.from_graph import generate as write_generated
-from graphraft.synthesis.synthesizer import read_rows
+from graphraft.synthesis.rows import read_rows
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import stable_sample
 
@@ -56,10 +56,10 @@ def real_subset(fraction: float, out: Path) -> Path | None:
     """A stable sample of ``fraction`` of the real training pairs (validation rows left out)."""
     if fraction <= 0:
         return None
-    rows = [r for path in REAL for r in read_rows(Path(path)) if r.get("status") == "ok" and r["split"] == "train"]
+    rows = [r for path in REAL for r in read_rows(Path(path)) if r.usable and r.split == "train"]
     chosen = stable_sample(rows, max(1, round(fraction * len(rows))), seed=0)
     path = out / f"real-{fraction:g}.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in chosen))
+    path.write_text("".join(r.to_json() + "\n" for r in chosen))
     return path
 
 

@@ -38,7 +38,7 @@ def main() -> None:
     settings = load_settings(graph=config.graph)
     rows = read_synthesis(config.data)
     targets = choose_targets(rows)
-    validation = stable_sample([r for r in rows if r.get("split") == "validation"], args.questions, config.seed)
+    validation = stable_sample([r for r in rows if r.split == "validation"], args.questions, config.seed)
     model, tokenizer = load_base(config, settings.home)
     if not args.no_adapter:
         model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)

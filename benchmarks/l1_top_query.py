@@ -25,7 +25,6 @@ from graphraft.inference.decoding.trie import CandidateIndex
 from graphraft.inference.generation import top_queries
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.enumeration import PatternEnumerator
-from graphraft.synthesis.patterns import AnchorRef
 from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import read_synthesis, stable_sample
@@ -77,16 +76,8 @@ def main() -> None:
     model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)
     with open_store(settings, config.graph) as store:
         enumerator = PatternEnumerator(store)
-        candidates = [
-            [
-                p.cypher
-                for p in enumerator.all_patterns(
-                    [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]], config.max_hops
-                ).patterns
-            ]
-            for row in rows
-        ]
-    questions = [row["question"] for row in rows]
+        candidates = [list(enumerator.all_patterns(row.refs, config.max_hops).candidates) for row in rows]
+    questions = [row.question for row in rows]
     top_queries(model, tokenizer, questions[:2], candidates[:2])  # warm-up, not counted
     started = time.perf_counter()
     old = []

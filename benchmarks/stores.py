@@ -5,8 +5,11 @@ results must be identical on both stores; any difference is printed and fails th
 enumeration is timed after one untimed pass over the same questions (a fresh server's warm-up).
 
     python benchmarks/stores.py [--dataset demo|metaqa] [--per-hop 100] [--json outputs/benchmarks/stores.json]
+        [--l1-adapter DIR --l2-adapter DIR [--asks 30]]
 
-Not yet here: ask p50 with trained adapters and `graphraft eval` on both stores (next step of issue 25).
+With trained adapters it also asks: the median time of one `ask` (questions asked one at a time,
+after one untimed question) and `graphraft eval`'s GraphRAFT and no-L2 methods on the same
+questions, whose every outcome (top query, failure, scores) must be the same on both stores.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.mentions import MarkedMentionExtractor
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+EVAL_METHODS = ("graphraft", "no-l2")
 
 
 def graph_and_questions(dataset: str):
@@ -80,10 +85,37 @@ def measure(store, nodes, rels, items, embedder) -> dict:
     best = {}
     for item in items:
         row = synthesizer.row_for(item)
-        best[item.question] = row.get("cypher") if row else None
+        best[item.question] = row.cypher
     seconds = time.perf_counter() - started
     figures["synthesis_q_per_s"] = round(len(items) / seconds, 2)
     return {"figures": figures, "candidates": candidates, "best": best}
+
+
+def ask_and_evaluate(store, graph: str, items, settings, asks: int, report_dir: Path) -> dict:
+    """`ask` latency and `graphraft eval` (GraphRAFT, no-L2) with the settings' adapters on ``store``."""
+    from graphraft.evaluation.runner import evaluate, write_report
+    from graphraft.inference.pipeline import GraphRAFT
+
+    pipeline = GraphRAFT(settings, graph=graph, store=store)
+    sample = items[:: max(1, len(items) // asks)][:asks]
+    pipeline.ask(sample[0].question)  # warm-up
+    seconds = []
+    for item in sample:
+        started = time.perf_counter()
+        pipeline.ask(item.question)
+        seconds.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    report = evaluate(items, pipeline, EVAL_METHODS, title=f"{graph} on {type(store).__name__}")
+    eval_s = time.perf_counter() - started
+    write_report(report, report_dir)
+    outcomes = {f"{o.method} {o.qid}": [o.top_query, o.failure, *vars(o.scores).values()] for o in report.outcomes}
+    hop_lengths = sorted({item.hops for item in items})
+    hit = {
+        method: {hops: round(100 * report.table(hops)[method]["hit_at_1"], 1) for hops in hop_lengths}
+        for method in EVAL_METHODS
+    }
+    figures = {"ask_p50_s": round(statistics.median(seconds), 2), "eval_s": round(eval_s), "hit_at_1": hit}
+    return {"figures": figures, "outcomes": outcomes}
 
 
 def main() -> None:
@@ -91,8 +123,14 @@ def main() -> None:
     parser.add_argument("--dataset", choices=["demo", "metaqa"], default="demo")
     parser.add_argument("--per-hop", type=int, default=100)
     parser.add_argument("--json", type=Path, default=Path("outputs/benchmarks/stores.json"))
+    parser.add_argument("--l1-adapter", type=Path, help="with --l2-adapter: also time ask and run the evaluation")
+    parser.add_argument("--l2-adapter", type=Path)
+    parser.add_argument("--asks", type=int, default=30, help="questions asked one at a time for ask p50")
     args = parser.parse_args()
-    settings = load_settings()
+    if bool(args.l1_adapter) != bool(args.l2_adapter):
+        parser.error("--l1-adapter and --l2-adapter go together")
+    settings = load_settings(l1_adapter=args.l1_adapter, l2_adapter=args.l2_adapter)
+    asking = bool(args.l1_adapter)
     nodes, rels, items = graph_and_questions(args.dataset)
     groups = stable_groups(items, lambda q: q.hops, lambda q: q.qid)
     items = [q for group in groups.values() for q in group[: args.per_hop]]
@@ -103,10 +141,17 @@ def main() -> None:
     results = {}
     try:
         info, _ = falkor_server.start()
-        results["FalkorDB"] = measure(FalkorDBStore(args.dataset, port=info.port), nodes, rels, items, embedder)
+        stores = {"FalkorDB": FalkorDBStore(args.dataset, port=info.port)}
         info, _ = neo_server.start()
-        neo = Neo4jStore(neo_server.uri(info), USERNAME, neo_server.password(), graph=args.dataset)
-        results["Neo4j"] = measure(neo, nodes, rels, items, embedder)
+        stores["Neo4j"] = Neo4jStore(neo_server.uri(info), USERNAME, neo_server.password(), graph=args.dataset)
+        for name, store in stores.items():
+            results[name] = measure(store, nodes, rels, items, embedder)
+            if asking:
+                asked = ask_and_evaluate(
+                    store, args.dataset, items, settings, args.asks, args.json.parent / f"stores-eval-{name}"
+                )
+                results[name]["figures"].update(asked["figures"])
+                results[name]["outcomes"] = asked["outcomes"]
     finally:
         falkor_server.stop()
         neo_server.stop()
@@ -121,6 +166,16 @@ def main() -> None:
         f, n = falkor["figures"]["enumeration_ms"][hops], neo["figures"]["enumeration_ms"][hops]
         print(f"{f'enumeration ms, {hops}-hop':<28}{f:>12}{n:>12}")
     print(f"questions whose candidates differ: {len(differing)}; whose best query differs: {len(best_differing)}")
+    if asking:
+        print(f"{'ask p50 s':<28}{falkor['figures']['ask_p50_s']:>12}{neo['figures']['ask_p50_s']:>12}")
+        print(f"{'eval s (both methods)':<28}{falkor['figures']['eval_s']:>12}{neo['figures']['eval_s']:>12}")
+        for method in EVAL_METHODS:
+            for hops, f in falkor["figures"]["hit_at_1"][method].items():
+                n = neo["figures"]["hit_at_1"][method][hops]
+                print(f"{f'Hit@1 % {method}, {hops}-hop':<28}{f:>12}{n:>12}")
+        outcome_differing = sorted(k for k in falkor["outcomes"] if falkor["outcomes"][k] != neo["outcomes"].get(k))
+        print(f"evaluation outcomes that differ: {len(outcome_differing)} of {len(falkor['outcomes'])}")
+        best_differing += outcome_differing
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(
         json.dumps({k: v["figures"] for k, v in results.items()} | {"differing": differing + best_differing}, indent=1)

@@ -55,7 +55,7 @@ def main() -> None:
     rows = read_synthesis(config.data)
     targets = choose_targets(rows)
     count = args.steps * config.batch_size
-    train_rows = stable_sample([r for r in rows if r.get("split") != "validation"], count, config.seed)
+    train_rows = stable_sample([r for r in rows if r.split != "validation"], count, config.seed)
     tokenizer = load_base(config, settings.home)[1]
     examples = [e for e in l1_examples(tokenizer, train_rows, targets) if len(e["input_ids"]) <= config.max_length]
     tokens = sum(len(e["input_ids"]) for e in examples)

@@ -101,14 +101,14 @@ def generate(store, settings, paths: DemoPaths, progress=None):
 def generated_examples(paths: DemoPaths, count: int = 3) -> list[dict[str, Any]]:
     """--from-graph on a graph without questions: generated validation questions (never
     trained on), one per hop length where there is one."""
-    from graphraft.synthesis.synthesizer import read_rows
+    from graphraft.synthesis.rows import read_usable
 
-    rows = [r for r in read_rows(paths.synthesis) if r["status"] == "ok" and r["split"] == "validation"]
+    rows = [r for r in read_usable(paths.synthesis) if r.split == "validation"]
     chosen = []
     for hops in (1, 2, 3):
-        chosen += [r for r in rows if r["hops"] == hops][:1]
+        chosen += [r for r in rows if r.hops == hops][:1]
     chosen += [r for r in rows if r not in chosen][: count - len(chosen)]
-    return [{"qid": r["qid"], "question": r["question"], "answers": r["answers"], "hops": r["hops"]} for r in chosen]
+    return [{"qid": r.qid, "question": r.question, "answers": r.answers, "hops": r.hops} for r in chosen]
 
 
 def example_questions() -> list[dict[str, Any]]:

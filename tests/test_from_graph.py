@@ -18,6 +18,7 @@ from graphraft.synthesis.mentions import AutoExtractor, LexicalExtractor
 from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable
 from graphraft.synthesis.resolution import EntityResolver
+from graphraft.synthesis.rows import SynthesisRow
 from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, words_of
 
 from local_endpoint import chat_completion, json_endpoint
@@ -38,6 +39,7 @@ def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(dem
     rows, generator = generate(demo_store, tmp_path, count=90, seed=3)
     kept = [r for r in rows if r["status"] == "ok"]
     assert len(rows) == 90 and len(kept) >= 85
+    assert all(set(row) == set(SynthesisRow.model_fields) for row in rows)  # the writer sets every field
     for row in kept:
         returned = [r["id"] for r in demo_store.read(executable(Pattern.from_dict(row["pattern"]), demo_store))]
         assert sorted(row["answer_ids"]) == sorted(returned) and 1 <= len(returned) <= 20

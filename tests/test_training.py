@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from synthesis_rows import synthesis_row
 
 from graphraft.cli.train import train_command
 from graphraft.config import load_settings
@@ -22,10 +23,11 @@ from graphraft.inference.adapters import check_metadata, load_adapter, write_met
 from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.generation import ConstrainedGenerator
 from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import L1TopQueries, l2_rows, read_synthesis, tokenize_example
-from graphraft.training.targets import choose_targets, query_shape, question_template
+from graphraft.training.targets import choose_targets, question_template
 from graphraft.training.trainer import train
 
 GRAPH = "training-demo"
@@ -98,7 +100,7 @@ def test_a_mix_of_files_gives_each_its_share_and_the_rest_equal_hops(tmp_path):
     from graphraft.training.examples import mixed_sample, read_sources
 
     def rows(prefix, hops, count):
-        return [{"qid": f"{prefix}{h}-{i}", "hops": h} for h in hops for i in range(count)]
+        return [synthesis_row(f"{prefix}{h}-{i}", hops=h) for h in hops for i in range(count)]
 
     real, generated, paraphrased = rows("r", (1,), 10), rows("g", (1, 2, 3), 200), rows("p", (1,), 500)
     sources = [
@@ -108,58 +110,64 @@ def test_a_mix_of_files_gives_each_its_share_and_the_rest_equal_hops(tmp_path):
     ]
     chosen = mixed_sample(sources, 200, seed=0)
     assert len(chosen) == 200 and mixed_sample(sources, 200, seed=0) == chosen  # reproducible
-    by_source = {p: [r for r in chosen if r["qid"][0] == p] for p in "rgp"}
+    by_source = {p: [r for r in chosen if r.qid[0] == p] for p in "rgp"}
     assert len(by_source["r"]) == 50 and all(by_source["r"].count(r) == 5 for r in real)
-    assert len(by_source["p"]) == 20 and len({r["qid"] for r in by_source["p"]}) == 20
-    assert sorted(sum(r["hops"] == h for r in by_source["g"]) for h in (1, 2, 3)) == [43, 43, 44]
+    assert len(by_source["p"]) == 20 and len({r.qid for r in by_source["p"]}) == 20
+    assert sorted(sum(r.hops == h for r in by_source["g"]) for h in (1, 2, 3)) == [43, 43, 44]
     assert mixed_sample(sources, 200, seed=1) != chosen
     assert mixed_sample([(DataSource(path="g.jsonl"), generated)], None, 0) == generated  # no shares: every row
     # read from files: only the usable rows (status ok, a query), each file with its own
     for name, content in (("a.jsonl", generated[:3]), ("b.jsonl", real[:2])):
-        lines = [{**r, "status": "ok", "cypher": "MATCH"} for r in content] + [{"qid": "x", "status": "dropped"}]
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in lines))
+        dropped = synthesis_row("x", status="dropped", cypher=None, pattern=None)
+        (tmp_path / name).write_text("".join(r.to_json() + "\n" for r in [*content, dropped]))
     read = read_sources([tmp_path / "a.jsonl", DataSource(path=tmp_path / "b.jsonl", share=0.5)])
-    assert [(s.share, [r["qid"] for r in part]) for s, part in read] == [
+    assert [(s.share, [r.qid for r in part]) for s, part in read] == [
         (None, ["g1-0", "g1-1", "g1-2"]),
         (0.5, ["r1-0", "r1-1"]),
     ]
 
 
 def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
-    def row(qid, question, best, alts=(), split="train", hits=1):
-        return {
-            "qid": qid,
-            "question": question,
-            "mentions": [qid],
-            "split": split,
-            "cypher": best,
-            "hits": hits,
-            "alternatives": [{"cypher": c, "hits": h} for c, h in alts],
-        }
+    def pattern(anchor, rel_type):
+        return Pattern(AnchorRef(anchor, ("M",)), (Step(rel_type, True, ("P",)),), 1)
 
-    directed = 'MATCH (a:M {id: "%s"})-[:DIRECTED_BY]->(t:P) RETURN DISTINCT t.id AS id'
-    written = 'MATCH (a:M {id: "%s"})-[:WRITTEN_BY]->(t:P) RETURN DISTINCT t.id AS id'
+    def query(anchor, rel_type, hits=1):
+        p = pattern(anchor, rel_type)
+        return {"cypher": render(p), "pattern": p.to_dict(), "hops": 1, "hits": hits, "total": 1}
+
+    def row(qid, question, best, alts=(), split="train", hits=1):
+        alternatives = [{**query(qid, t, h), "precision": 1.0, "recall": 1.0} for t, h in alts]
+        return synthesis_row(
+            qid,
+            question=question,
+            mentions=[qid],
+            split=split,
+            hits=hits,
+            alternatives=alternatives,
+            cypher=render(pattern(qid, best)),
+            pattern=pattern(qid, best).to_dict(),
+        )
+
+    directed, written = "DIRECTED_BY", "WRITTEN_BY"
     rows = [
-        row("A", "who directed [A]", directed % "A"),
-        row("B", "who directed [B]", directed % "B"),
+        row("A", "who directed [A]", directed),
+        row("B", "who directed [B]", directed),
         # the ranking put WRITTEN_BY first (fewer results), but the wording asks for the director
-        row("C", "who directed [C]", written % "C", [(directed % "C", 1)]),
-        row("D", "who wrote [D]", written % "D", [(directed % "D", 1)]),
+        row("C", "who directed [C]", written, [(directed, 1)]),
+        row("D", "who wrote [D]", written, [(directed, 1)]),
         # an alternative with fewer hits is never a target
-        row("E", "who directed [E]", written % "E", [(directed % "E", 0)], hits=1),
+        row("E", "who directed [E]", written, [(directed, 0)], hits=1),
         # validation rows do not vote: three of them asking for WRITTEN_BY change nothing
-        *[
-            row(f"V{i}", f"who directed [V{i}]", written % f"V{i}", [(directed % f"V{i}", 1)], "validation")
-            for i in range(3)
-        ],
+        *[row(f"V{i}", f"who directed [V{i}]", written, [(directed, 1)], "validation") for i in range(3)],
     ]
     targets = choose_targets(rows)
-    assert targets["C"] == directed % "C" and targets["D"] == written % "D" and targets["E"] == written % "E"
-    assert all(targets[f"V{i}"] == directed % f"V{i}" for i in range(3))
+    rendered = lambda qid, rel_type: render(pattern(qid, rel_type))  # noqa: E731
+    assert targets["C"] == rendered("C", directed) and targets["D"] == rendered("D", written)
+    assert targets["E"] == rendered("E", written)
+    assert all(targets[f"V{i}"] == rendered(f"V{i}", directed) for i in range(3))
     assert question_template("who directed [Heat 2]", ["Heat 2"]) == "who directed _"
     # an unmarked question's mentions come from the lexical extractor, normalised
     assert question_template("Who directed Heat 2", ["heat 2"]) == "who directed _"
-    assert query_shape(directed % "A") == query_shape(directed % "B")
 
 
 def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(tmp_path, demo_rows, settings):
@@ -273,7 +281,7 @@ def test_l2_trains_on_the_demo_graph_with_lora_on_the_top_layer_only(tmp_path, d
 def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows, settings, graphraft_home):
     from graphraft.models import load_tokenizer
 
-    rows = [r for r in read_synthesis([demo_rows]) if r["hops"] == 2][:6]
+    rows = [r for r in read_synthesis([demo_rows]) if r.hops == 2][:6]
     cfg = TrainConfig(
         task="l2",
         data=[demo_rows],
@@ -288,13 +296,13 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
 
     def l1_misses(questions, candidates):  # an L1 that never writes the best query
         for row, found in zip(rows, candidates):
-            chosen_by_l1[row["qid"]] = next(c for c in sorted(found) if c != row["cypher"])
-        return [chosen_by_l1[row["qid"]] for row in rows]
+            chosen_by_l1[row.qid] = next(c for c in sorted(found) if c != row.cypher)
+        return [chosen_by_l1[row.qid] for row in rows]
 
     store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
     try:
         missed = l2_rows(store, rows, cfg, tokenizer, l1_misses)
-        hit = l2_rows(store, rows, cfg, tokenizer, lambda questions, candidates: [r["cypher"] for r in rows])
+        hit = l2_rows(store, rows, cfg, tokenizer, lambda questions, candidates: [r.cypher for r in rows])
     finally:
         store.close()
     for row, with_miss, with_hit in zip(rows, missed, hit):
@@ -302,16 +310,16 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
         headers = [line for line in lines if line.startswith("Pattern ")]
         assert len(headers) == 3
         # the answers are in the evidence, and names stand alone (no details at evidence_details 0)
-        assert all(f"- {name} (" in with_miss["evidence"] for name in row["answers"])
+        assert all(f"- {name} (" in with_miss["evidence"] for name in row.answers)
         assert all(line.endswith(")") for line in lines if line.startswith("- "))
         # L1's pattern comes first: its relationship types, in order, are on the first line
-        first_types = [t for t in chosen_by_l1[row["qid"]].split("[:")[1:]]
+        first_types = [t for t in chosen_by_l1[row.qid].split("[:")[1:]]
         assert [t.split("]")[0] for t in first_types] == [t.split("]")[0] for t in headers[0].split("[:")[1:]]
-        best_types = [t.split("]")[0] for t in row["cypher"].split("[:")[1:]]
+        best_types = [t.split("]")[0] for t in row.cypher.split("[:")[1:]]
         assert [t.split("]")[0] for t in with_hit["evidence"].splitlines()[0].split("[:")[1:]] == best_types
         # the target lists the answers as the evidence does
         target = with_hit["target"].split("\n")
-        assert sorted(target) == sorted(row["answers"])
+        assert sorted(target) == sorted(row.answers)
         assert sorted(target, key=lambda name: with_hit["evidence"].index(f"- {name} (")) == target
 
 
@@ -454,7 +462,7 @@ def test_padded_padding_free_and_shared_prefix_training_take_the_same_steps(tmp_
     losses = {}
     for layout in ("padded", "padding_free", "shared_prefix"):
         model, tokenizer = tiny_random_model(graphraft_home, seed=0)
-        examples = [tokenize_example(tokenizer, l1_messages(r["question"]), targets[r["qid"]]) for r in rows]
+        examples = [tokenize_example(tokenizer, l1_messages(r.question), targets[r.qid]) for r in rows]
         settings = config(
             tmp_path, demo_rows, padding_free=layout == "padding_free", shared_prefix=layout == "shared_prefix"
         )

@@ -175,9 +175,9 @@ def classify(
 
 
 def candidate_check(pipeline, item) -> Callable[[Any], bool]:
-    """``answer -> whether some pattern around its anchors (1..max hops) returns every answer of
-    the question``, counted in the database; each set of anchors is checked once, however many
-    methods miss the question."""
+    """``answer -> whether some candidate around its anchors (the queries `ask` chose from)
+    returns every answer of the question``, counted in the database; each set of anchors is
+    checked once, however many methods miss the question."""
     from graphraft.synthesis.patterns import AnchorRef
 
     ids = list(item.extra.get("answer_ids", [])) if item.extra else []
@@ -188,12 +188,9 @@ def candidate_check(pipeline, item) -> Callable[[Any], bool]:
     def check(answer) -> bool:
         anchors = tuple((a["id"], tuple(a["labels"])) for a in answer.anchors)
         if anchors not in known:
-            known[anchors] = any(
-                p.hits >= gold_count
-                for anchor_id, labels in anchors
-                for hops in range(1, pipeline.max_hops + 1)
-                for p in pipeline.enumerator.around(AnchorRef(anchor_id, labels), hops, ids, names).patterns
-            )
+            refs = [AnchorRef(anchor_id, labels) for anchor_id, labels in anchors]
+            found = pipeline.enumerator.all_patterns(refs, pipeline.max_hops, answer_ids=ids, answer_names=names)
+            known[anchors] = any(p.hits >= gold_count for p in found.patterns)
         return known[anchors]
 
     return check

@@ -193,8 +193,7 @@ class GraphRAFT:
 
         clock = time.perf_counter()
         deadline.check("enumerating candidate queries")
-        enumeration = self.enumerator.all_patterns([a.ref for a in anchors], max_hops)
-        patterns = {p.cypher: p.pattern for p in enumeration.patterns}
+        patterns = self.enumerator.all_patterns([a.ref for a in anchors], max_hops).candidates
         answer.candidates = len(patterns)
         answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
         if not patterns:

@@ -38,6 +38,15 @@ class Enumeration:
     queries: int = 0
     seconds: float = 0.0
 
+    @property
+    def candidates(self) -> dict[str, Pattern]:
+        """The candidate queries: canonical text -> pattern, each once, in enumeration order
+        (what L1 may write, what retrieval runs, what training's targets are among)."""
+        found: dict[str, Pattern] = {}
+        for stats in self.patterns:
+            found.setdefault(stats.cypher, stats.pattern)
+        return found
+
     def extend(self, other: Enumeration) -> None:
         self.patterns += other.patterns
         self.timeouts += other.timeouts
@@ -111,15 +120,25 @@ class PatternEnumerator:
         result.seconds = time.perf_counter() - started
         return result
 
-    def all_patterns(self, anchors: Sequence[AnchorRef], max_hops: int = 3, bridges: bool = True) -> Enumeration:
-        """Every pattern of 1..max_hops around each anchor, and bridges between anchor pairs."""
+    def all_patterns(
+        self,
+        anchors: Sequence[AnchorRef],
+        max_hops: int = 3,
+        bridges: bool = True,
+        answer_ids: Sequence[str] = (),
+        answer_names: Sequence[str] = (),
+    ) -> Enumeration:
+        """A question's candidates — every pattern of 1..max_hops around each anchor, and the
+        bridges between anchor pairs — the one way from anchors to candidates that asking,
+        evaluation, training and generation share (`Enumeration.candidates`). With answers,
+        each pattern also counts its hits."""
         result = Enumeration()
         for anchor in anchors:
             for hops in range(1, max_hops + 1):
-                result.extend(self.around(anchor, hops))
+                result.extend(self.around(anchor, hops, answer_ids, answer_names))
         if bridges:
             for i, first in enumerate(anchors):
                 for second in anchors[i + 1 :]:
                     if first.id != second.id:
-                        result.extend(self.between(first, second))
+                        result.extend(self.between(first, second, answer_ids, answer_names))
         return result

@@ -27,6 +27,7 @@ from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, render
+from graphraft.synthesis.rows import AnchorRow, SynthesisRow
 from graphraft.synthesis.synthesizer import Summary, SynthesisConfig, check_output, run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser
 
@@ -226,7 +227,7 @@ class GraphQuestionGenerator:
         anchors, and every pattern around them."""
         extractor, resolver = self.asking
         anchors = resolver.resolve_all(extractor.extract(question))
-        return {p.cypher for p in self.enumerator.all_patterns([a.ref for a in anchors], self.config.max_hops).patterns}
+        return set(self.enumerator.all_patterns([a.ref for a in anchors], self.config.max_hops).candidates)
 
     # ------------------------------------------------------------------ rows
     def wording(self, plan: Plan) -> tuple[str, int, bool]:
@@ -251,7 +252,7 @@ class GraphQuestionGenerator:
         with (progress or SilentProgress()).task("paraphrasing", len(questions)) as task:
             self.paraphraser.rewrite_many(questions, progress=task.advance)
 
-    def row_for(self, plan: Plan) -> dict[str, Any]:
+    def row_for(self, plan: Plan) -> SynthesisRow:
         started = time.perf_counter()
         pattern = plan.pattern
         question, form, marked = self.wording(plan)
@@ -264,43 +265,42 @@ class GraphQuestionGenerator:
         if pattern.end_anchor is not None:
             named.append((pattern.end_anchor, plan.other_name))
         anchors = [
-            {"mention": n, "id": a.id, "name": n, "labels": list(a.labels), "method": "graph", "score": 1.0}
-            for a, n in named
+            AnchorRow(mention=n, id=a.id, name=n, labels=list(a.labels), method="graph", score=1.0) for a, n in named
         ]
         ok, reason = bool(ids), None if ids else "the pattern returned nothing"
         if len(ids) > self.config.max_answers:  # the enumeration counts without the hubs; the query does not
             ok, reason = False, f"more than {self.config.max_answers} answers"
         if ok and self.asking is not None and cypher not in self.candidates(rewritten or question):
             ok, reason = False, "target not among the candidates ask enumerates for the question"
-        return {
-            "qid": plan.qid,
-            "question": rewritten or question,
-            "hops": pattern.hops,
-            "qtype": "graph:" + pattern.shape,
-            "split": split_of(plan.qid),
-            "answers": answers,
-            "answer_ids": ids,
-            "mentions": [a["mention"] for a in anchors],
-            "anchors": anchors,
-            "status": "ok" if ok else "dropped",
-            "reason": reason,
-            "cypher": cypher if ok else None,
-            "pattern": pattern.to_dict(),
-            "hits": len(ids),
-            "total": len(ids),
-            "precision": 1.0,
-            "recall": 1.0 if ok else 0.0,
-            "alternatives": [],
-            "closest": None,
-            "enumerated": plan.enumerated,
-            "timeouts": [],
-            "hubs_skipped": 0,
-            "source": {
+        return SynthesisRow(
+            qid=plan.qid,
+            question=rewritten or question,
+            hops=pattern.hops,
+            qtype="graph:" + pattern.shape,
+            split=split_of(plan.qid),
+            answers=answers,
+            answer_ids=ids,
+            mentions=[a.mention for a in anchors],
+            anchors=anchors,
+            status="ok" if ok else "dropped",
+            reason=reason,
+            cypher=cypher if ok else None,
+            pattern=pattern.to_dict(),
+            hits=len(ids),
+            total=len(ids),
+            precision=1.0,
+            recall=1.0 if ok else 0.0,
+            alternatives=[],
+            closest=None,
+            enumerated=plan.enumerated,
+            timeouts=[],
+            hubs_skipped=0,
+            source={
                 "kind": "graph",
                 "seed": self.config.seed,
                 "form": form,
                 "marked": marked,
                 "template": question if rewritten else None,  # the question before the rewrite
             },
-            "timings": {"total": round(time.perf_counter() - started, 5)},
-        }
+            timings={"total": round(time.perf_counter() - started, 5)},
+        )

@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,7 @@ from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION
 from graphraft.synthesis.ranking import rank, select
 from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
+from graphraft.synthesis.rows import AnchorRow, RankedQuery, SynthesisRow, done_qids
 
 
 class SynthesisConfig(StageConfig):
@@ -92,49 +93,51 @@ class Synthesizer:
         self.extractor, self.resolver, self.enumerator = extractor, resolver, enumerator
         self.config = config or SynthesisConfig()
 
-    def row_for(self, item: QAItem) -> dict[str, Any]:
+    def row_for(self, item: QAItem) -> SynthesisRow:
         """The output row for one question (never raises for a question the graph cannot answer)."""
         cfg = self.config
         started = time.perf_counter()
-        row: dict[str, Any] = {
-            "qid": item.qid,
-            "question": item.question,
-            "hops": item.hops,
-            "qtype": item.qtype,
-            "split": item.split,
-            "answers": list(item.answers),
-            "mentions": [],
-            "anchors": [],
-            "status": "dropped",
-            "reason": None,
-            "cypher": None,
-            "pattern": None,
-            "hits": 0,
-            "total": 0,
-            "precision": 0.0,
-            "recall": 0.0,
-            "alternatives": [],
-            "closest": None,
-            "enumerated": 0,
-            "timeouts": [],
-            "hubs_skipped": 0,
-            "timings": {},
-        }
+        answer_ids = list(item.extra.get("answer_ids", []))
+        row = SynthesisRow(
+            qid=item.qid,
+            question=item.question,
+            hops=item.hops,
+            qtype=item.qtype,
+            split=item.split,
+            answers=list(item.answers),
+            answer_ids=answer_ids,
+            mentions=[],
+            anchors=[],
+            status="dropped",
+            reason=None,
+            cypher=None,
+            pattern=None,
+            hits=0,
+            total=0,
+            precision=0.0,
+            recall=0.0,
+            alternatives=[],
+            closest=None,
+            enumerated=0,
+            timeouts=[],
+            hubs_skipped=0,
+            source=None,
+            timings={},
+        )
         mentions = self.extractor.extract(item.question)
-        row["mentions"] = [m.text for m in mentions]
+        row.mentions = [m.text for m in mentions]
         t_extract = time.perf_counter()
         anchors: list[Anchor] = self.resolver.resolve_all(mentions) if mentions else []
-        row["anchors"] = [a.to_dict() for a in anchors]
+        row.anchors = [AnchorRow(**a.to_dict()) for a in anchors]
         t_resolve = time.perf_counter()
-        answer_ids = list(item.extra.get("answer_ids", []))
         answer_names = [] if answer_ids else sorted(set(item.answers))
         n_answers = len(answer_ids) or len(answer_names)
         if not mentions:
-            row["reason"] = "no entity mention found"
+            row.reason = "no entity mention found"
         elif not anchors:
-            row["reason"] = "no anchor: " + ", ".join(repr(m.text) for m in mentions) + " not in the graph"
+            row.reason = "no anchor: " + ", ".join(repr(m.text) for m in mentions) + " not in the graph"
         elif not n_answers:
-            row["reason"] = "no answers given"
+            row.reason = "no answers given"
         else:
             found = Enumeration()
             ranked = []
@@ -149,31 +152,27 @@ class Synthesizer:
                 ranked = rank(found.patterns, n_answers)
                 if ranked and ranked[0].perfect and not cfg.all_hops:
                     break
-            row.update(enumerated=len(ranked), timeouts=found.timeouts, hubs_skipped=found.hubs_skipped)
+            row.enumerated, row.timeouts, row.hubs_skipped = len(ranked), found.timeouts, found.hubs_skipped
             best, alternatives = select(ranked, cfg.min_recall, cfg.min_precision, cfg.alternatives)
             if ranked:
-                row["closest"] = ranked[0].to_dict()
+                row.closest = RankedQuery(**ranked[0].to_dict())
             if best is None:
                 top = ranked[0].recall if ranked else 0.0
-                row["reason"] = (
+                row.reason = (
                     f"no pattern with recall >= {cfg.min_recall:g} and precision >= "
                     f"{cfg.min_precision:g} (best recall {top:.2f})"
                     if ranked
                     else "no pattern found"
                 )
             else:
-                row.update(
-                    status="ok",
-                    cypher=best.stats.cypher,
-                    pattern=best.stats.pattern.to_dict(),
-                    hits=best.stats.hits,
-                    total=best.stats.total,
-                    precision=round(best.precision, 4),
-                    recall=round(best.recall, 4),
-                    alternatives=[a.to_dict() for a in alternatives],
-                )
+                row.status = "ok"
+                row.cypher = best.stats.cypher
+                row.pattern = best.stats.pattern.to_dict()
+                row.hits, row.total = best.stats.hits, best.stats.total
+                row.precision, row.recall = round(best.precision, 4), round(best.recall, 4)
+                row.alternatives = [RankedQuery(**a.to_dict()) for a in alternatives]
         done = time.perf_counter()
-        row["timings"] = {
+        row.timings = {
             "extract": round(t_extract - started, 5),
             "resolve": round(t_resolve - t_extract, 5),
             "enumerate": round(done - t_resolve, 5),
@@ -183,25 +182,6 @@ class Synthesizer:
 
 
 # ---------------------------------------------------------------------------------- output
-def _read_done(path: Path) -> set[str]:
-    """qids already written; a half-written last line (a killed run) is cut off."""
-    if not path.exists():
-        return set()
-    done: set[str] = set()
-    with path.open("rb+") as handle:
-        good_end = 0
-        for line in iter(handle.readline, b""):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                done.add(json.loads(line)["qid"])
-            except (ValueError, KeyError):
-                raise InputFileError(f"{path}: line {len(done) + 1} is not a synthesis row; use --overwrite") from None
-            good_end = handle.tell()
-        handle.truncate(good_end)
-    return done
-
-
 def _meta_path(path: Path) -> Path:
     return path.with_suffix(path.suffix + ".meta.json")
 
@@ -239,19 +219,18 @@ class Summary:
     hub_capped: int = 0
     seconds: float = 0.0
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: SynthesisRow) -> None:
         self.written += 1
-        hop = row["hops"]
-        self.by_hop[hop][1] += 1
-        if row["status"] == "ok":
+        self.by_hop[row.hops][1] += 1
+        if row.status == "ok":
             self.kept += 1
-            if row["recall"] >= 1.0:
-                self.by_hop[hop][0] += 1
+            if row.recall >= 1.0:
+                self.by_hop[row.hops][0] += 1
         else:
-            reason = row["reason"] or "unknown"
+            reason = row.reason or "unknown"
             self.dropped[reason.split(":")[0].split(" (")[0]] += 1
-        self.timeouts += bool(row["timeouts"])
-        self.hub_capped += bool(row["hubs_skipped"])
+        self.timeouts += bool(row.timeouts)
+        self.hub_capped += bool(row.hubs_skipped)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -283,7 +262,7 @@ def run_synthesis(
     progress = progress or SilentProgress()
     output = Path(output)
     check_output(output, meta, overwrite)
-    done = _read_done(output)
+    done = done_qids(output)
     items = list(items)
     todo = [item for item in items if item.qid not in done]
     summary = Summary(questions=len(items), skipped_done=len(items) - len(todo))
@@ -296,17 +275,10 @@ def run_synthesis(
     ):
         # map() keeps input order, so an interrupted and resumed run writes the same file.
         for row in pool.map(synthesizer.row_for, todo):
-            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.write(row.to_json() + "\n")
             sink.flush()
             summary.add(row)
             task.advance()
         os.fsync(sink.fileno())
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def read_rows(path: Path) -> Iterator[dict[str, Any]]:
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)

@@ -10,20 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from graphraft.errors import InputFileError
-from graphraft.graph.loaders.files import jsonl_rows
 from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.prompts import l1_messages, l2_answer_text, prompt_ids
 from graphraft.sampling import stable_groups, stable_hash
+from graphraft.synthesis.rows import SynthesisRow, read_usable
 from graphraft.training.base_model import load_base
 from graphraft.training.config import DataSource, TrainConfig
 
 
-def read_synthesis(sources: Iterable[Path | DataSource]) -> list[dict[str, Any]]:
+def read_synthesis(sources: Iterable[Path | DataSource]) -> list[SynthesisRow]:
     """Every usable row (status ok, with a query) of the files, in order."""
     return [row for _, rows in read_sources(sources) for row in rows]
 
 
-def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource, list[dict[str, Any]]]]:
+def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource, list[SynthesisRow]]]:
     """Each file with its usable rows."""
     out = []
     for source in sources:
@@ -32,19 +32,18 @@ def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource,
             raise InputFileError(
                 f"{source.path}: synthesis output not found (run python -m graphraft.synthesize first)"
             )
-        rows = [row for _, row in jsonl_rows(source.path) if row.get("status") == "ok" and row.get("cypher")]
-        out.append((source, rows))
+        out.append((source, read_usable(source.path)))
     if not any(rows for _, rows in out):
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(str(s) for s, _ in out))
     return out
 
 
-def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> list[dict[str, Any]]:
+def stable_sample(rows: list[SynthesisRow], count: int | None, seed: int) -> list[SynthesisRow]:
     """``count`` rows with equal shares per hop, chosen by a hash (the same on every run)."""
     if count is None or count >= len(rows):
         return list(rows)
-    key = lambda row: f"{seed}:{row['qid']}"  # noqa: E731
-    by_hop = stable_groups(rows, lambda row: row.get("hops", 0), key)
+    key = lambda row: f"{seed}:{row.qid}"  # noqa: E731
+    by_hop = stable_groups(rows, lambda row: row.hops, key)
     share, chosen = count // len(by_hop), []
     for ordered in by_hop.values():
         chosen += ordered[:share]
@@ -55,15 +54,15 @@ def stable_sample(rows: list[dict[str, Any]], count: int | None, seed: int) -> l
 
 
 def mixed_sample(
-    sources: list[tuple[DataSource, list[dict[str, Any]]]], count: int | None, seed: int
-) -> list[dict[str, Any]]:
+    sources: list[tuple[DataSource, list[SynthesisRow]]], count: int | None, seed: int
+) -> list[SynthesisRow]:
     """The training rows: each file with a share gives that fraction of ``count`` (its own
     stable sample, repeated when it has too few rows); the files without one are pooled and
     fill the rest, equal shares per hop. Without shares this is ``stable_sample`` of all rows."""
     pooled = [row for source, rows in sources if source.share is None for row in rows]
     if count is None:
         return stable_sample(pooled, None, seed)
-    chosen: list[dict[str, Any]] = []
+    chosen: list[SynthesisRow] = []
     for source, rows in sources:
         if source.share is None or not rows:
             continue
@@ -86,7 +85,7 @@ def schema_hint(store) -> str:
 
 
 def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
-    return [tokenize_example(tokenizer, l1_messages(row["question"], hint), targets[row["qid"]]) for row in rows]
+    return [tokenize_example(tokenizer, l1_messages(row.question, hint), targets[row.qid]) for row in rows]
 
 
 def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
@@ -99,26 +98,22 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
     from graphraft.inference.generation import GeneratedQuery
     from graphraft.inference.retrieval import execute, textualise
     from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.patterns import AnchorRef, Pattern
 
     enumerator = PatternEnumerator(store)
     rng = random.Random(config.seed)
-    around = []
-    for row in rows:
-        refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
-        around.append({p.cypher: p.pattern for p in enumerator.all_patterns(refs, config.max_hops).patterns})
-    firsts = l1_top([r["question"] for r in rows], [list(c) for c in around]) if l1_top else [None] * len(rows)
+    around = [enumerator.all_patterns(row.refs, config.max_hops).candidates for row in rows]
+    firsts = l1_top([r.question for r in rows], [list(c) for c in around]) if l1_top else [None] * len(rows)
     out = []
     for row, patterns, first in zip(rows, around, firsts):
-        patterns = {**patterns, row["cypher"]: Pattern.from_dict(row["pattern"])}
+        patterns = {**patterns, row.cypher: row.best_pattern}
         lead = [first] if first in patterns else []
-        best = [row["cypher"]] if row["cypher"] not in lead else []
-        others = [c for c in patterns if c != row["cypher"] and c not in lead]
+        best = [row.cypher] if row.cypher not in lead else []
+        others = [c for c in patterns if c != row.cypher and c not in lead]
         rest = best + rng.sample(others, max(0, min(len(others), config.l2_queries - len(lead) - len(best))))
         rng.shuffle(rest)
         chosen = lead + rest
         retrieval = execute(store, [GeneratedQuery(c, 0.0, i) for i, c in enumerate(chosen)], patterns=patterns)
-        names = {a["id"]: a["name"] for a in row["anchors"]}
+        names = {a.id: a.name for a in row.anchors}
         evidence = textualise(
             retrieval,
             patterns,
@@ -129,10 +124,10 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
         )
         out.append(
             {
-                "qid": row["qid"],
-                "question": row["question"],
+                "qid": row.qid,
+                "question": row.question,
                 "evidence": evidence,
-                "target": l2_answer_text(row["answers"], evidence),
+                "target": l2_answer_text(row.answers, evidence),
             }
         )
     return out

@@ -12,17 +12,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from typing import Any
 
+from graphraft.synthesis.rows import SynthesisRow
 from graphraft.text import normalize_name
 
-_ANCHOR_LITERAL = re.compile(r'\{id: "(?:[^"\\]|\\.)*"\}')
 _SPACES = re.compile(r"\s+")
-
-
-def query_shape(cypher: str) -> str:
-    """A query without its anchor ids: the pattern it follows."""
-    return _ANCHOR_LITERAL.sub("{id: _}", cypher)
 
 
 def question_template(question: str, mentions: list[str] | tuple[str, ...] = ()) -> str:
@@ -35,32 +29,28 @@ def question_template(question: str, mentions: list[str] | tuple[str, ...] = ())
     return _SPACES.sub(" ", text.replace("[", "").replace("]", "")).strip()
 
 
-def equally_right(row: dict[str, Any]) -> list[str]:
-    """The best query and the alternatives hitting as many answers, in ranking order."""
-    return [row["cypher"]] + [a["cypher"] for a in row.get("alternatives", []) if a["hits"] == row["hits"]]
-
-
 class TargetChooser:
     """Learns, from training rows, which pattern each question wording asks for."""
 
-    def __init__(self, training_rows: list[dict[str, Any]]):
+    def __init__(self, training_rows: list[SynthesisRow]):
         self.by_template: dict[str, Counter] = defaultdict(Counter)
         self.overall: Counter = Counter()
         for row in training_rows:
-            template = question_template(row["question"], row.get("mentions", ()))
-            for cypher in equally_right(row):
-                self.by_template[template][query_shape(cypher)] += 1
-                self.overall[query_shape(cypher)] += 1
+            template = question_template(row.question, row.mentions)
+            for pattern in row.equally_right().values():
+                self.by_template[template][pattern.shape] += 1
+                self.overall[pattern.shape] += 1
 
-    def target(self, row: dict[str, Any]) -> str:
-        votes = self.by_template.get(question_template(row["question"], row.get("mentions", ())), Counter())
-        options = equally_right(row)
+    def target(self, row: SynthesisRow) -> str:
+        votes = self.by_template.get(question_template(row.question, row.mentions), Counter())
+        options = row.equally_right()
+        order = list(options)
         # a wording never seen in training falls back to what is right most often overall
         votes = votes or self.overall
-        return min(options, key=lambda c: (-votes[query_shape(c)], options.index(c)))
+        return min(options, key=lambda cypher: (-votes[options[cypher].shape], order.index(cypher)))
 
 
-def choose_targets(rows: list[dict[str, Any]]) -> dict[str, str]:
+def choose_targets(rows: list[SynthesisRow]) -> dict[str, str]:
     """qid -> target query for every row, learned from the rows not in the validation split."""
-    chooser = TargetChooser([r for r in rows if r.get("split") != "validation"])
-    return {row["qid"]: chooser.target(row) for row in rows}
+    chooser = TargetChooser([r for r in rows if r.split != "validation"])
+    return {row.qid: chooser.target(row) for row in rows}

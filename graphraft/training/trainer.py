@@ -42,15 +42,11 @@ class ExactMatch:
 
     def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None, num_beams: int = 1):
         from graphraft.synthesis.enumeration import PatternEnumerator
-        from graphraft.synthesis.patterns import AnchorRef
 
         enumerator = PatternEnumerator(store)
         self.rows, self.targets, self.batch_size, self.hint = rows, targets, batch_size, hint
         self.num_beams = num_beams  # 1: L1's most likely query; more: the top of `ask`'s search (the same)
-        self.candidates = []
-        for row in rows:
-            refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
-            self.candidates.append([p.cypher for p in enumerator.all_patterns(refs, max_hops).patterns])
+        self.candidates = [list(enumerator.all_patterns(row.refs, max_hops).candidates) for row in rows]
 
     def _write(self, model, tokenizer, start: int) -> list[str | None]:
         from graphraft.inference.generation import ConstrainedGenerator
@@ -58,7 +54,7 @@ class ExactMatch:
         batch = self.rows[start : start + self.batch_size]
         candidates = self.candidates[start : start + self.batch_size]
         generator = ConstrainedGenerator(model, tokenizer, self.hint)
-        tops = generator.generate_many([r["question"] for r in batch], candidates, self.num_beams)
+        tops = generator.generate_many([r.question for r in batch], candidates, self.num_beams)
         return [top[0].cypher if top else None for top in tops]
 
     def __call__(self, model, tokenizer) -> dict[str, float]:
@@ -70,12 +66,12 @@ class ExactMatch:
             batch = self.rows[start : start + self.batch_size]
             written = self._write(model, tokenizer, start)
             for row, query in zip(batch, written):
-                ok = query == self.targets[row["qid"]]
+                ok = query == self.targets[row.qid]
                 if not ok:
-                    self.mistakes.append((row["question"], self.targets[row["qid"]], query))
+                    self.mistakes.append((row.question, self.targets[row.qid], query))
                 hits += ok
-                by_hop[row.get("hops", 0)][0] += ok
-                by_hop[row.get("hops", 0)][1] += 1
+                by_hop[row.hops][0] += ok
+                by_hop[row.hops][1] += 1
         if was_training:
             model.train()
         result = {"exact_match": hits / len(self.rows) if self.rows else 0.0}
@@ -181,13 +177,11 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     sources = read_sources(config.data)
     rows = [row for _, part in sources for row in part]
     train_rows = mixed_sample(
-        [(source, [r for r in part if r.get("split") != "validation"]) for source, part in sources],
+        [(source, [r for r in part if r.split != "validation"]) for source, part in sources],
         config.max_train_examples,
         config.seed,
     )
-    val_rows = stable_sample(
-        [r for r in rows if r.get("split") == "validation"], config.validation_examples, config.seed
-    )
+    val_rows = stable_sample([r for r in rows if r.split == "validation"], config.validation_examples, config.seed)
     notify(
         {
             "note": f"{len(train_rows):,} training and {len(val_rows):,} validation questions; building the examples"
