@@ -13,6 +13,19 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graphraft.errors import ConfigurationError, InputFileError
 
+# Defaults more than one layer uses, defined once: the settings below, the stores, synthesis
+# and resolution take them from here.
+QUERY_TIMEOUT_MS = 10_000  # one read query
+WRITE_TIMEOUT_MS = 300_000  # one write: a load batch, an index, clear
+#: index builds, label counts and full-graph passes: at least this long, whatever the read limit
+MAINTENANCE_TIMEOUT_MS = 600_000
+SIMILARITY_FLOOR = 0.75  # vector resolution threshold (cosine)
+MAX_CANDIDATES = 3  # anchors kept for an ambiguous mention
+LOAD_BATCH_SIZE = 5_000  # nodes or relationships per write
+#: the character match keeps names at least this close (rapidfuzz ratio: 1 - normalised Indel
+#: distance); chosen on seeded typos of the MetaQA validation entities (benchmarks/typo_linking.py)
+FUZZY_FLOOR = 0.75
+
 
 def default_home() -> Path:
     """Where GraphRAFT keeps its database, caches and converted models."""
@@ -58,15 +71,15 @@ class Settings(BaseSettings):
     falkordb_port: int | None = Field(None, description="Port of an external FalkorDB server; unset: the embedded one.")
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
     embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
-    query_timeout_ms: int = Field(10_000, gt=0, description="Time limit for a read query.")
+    query_timeout_ms: int = Field(QUERY_TIMEOUT_MS, gt=0, description="Time limit for a read query.")
     write_timeout_ms: int = Field(
-        300_000, gt=0, description="Time limit for one write (a load batch, an index, clear)."
+        WRITE_TIMEOUT_MS, gt=0, description="Time limit for one write (a load batch, an index, clear)."
     )
     connect_timeout_s: float = Field(
         5.0, gt=0, description="Time limit to connect to the database and for admin calls."
     )
     ask_timeout_s: float = Field(120.0, gt=0, description="Overall time limit for answering one question.")
-    load_batch_size: int = Field(5_000, gt=0)
+    load_batch_size: int = Field(LOAD_BATCH_SIZE, gt=0)
 
     # --- name embeddings -------------------------------------------------------------
     embedder: Literal["local", "openai", "none"] = "local"
@@ -97,11 +110,14 @@ class Settings(BaseSettings):
         description="How L1 finds its top queries: exact best-first search over the candidate tree, "
         "or Hugging Face beam search (the reference).",
     )
-    similarity_floor: float = Field(0.75, ge=-1.0, le=1.0, description="Vector resolution threshold.")
-    max_candidates: int = Field(3, gt=0, description="Anchors kept for an ambiguous mention.")
+    similarity_floor: float = Field(SIMILARITY_FLOOR, ge=-1.0, le=1.0, description="Vector resolution threshold.")
+    max_candidates: int = Field(MAX_CANDIDATES, gt=0, description="Anchors kept for an ambiguous mention.")
     # None turns the character match off (a name dictionary of every node is read on first use)
     fuzzy_floor: float | None = Field(
-        0.75, ge=0.0, le=1.0, description="Typo match: keep names at least this close by characters (rapidfuzz ratio)."
+        FUZZY_FLOOR,
+        ge=0.0,
+        le=1.0,
+        description="Typo match: keep names at least this close by characters (rapidfuzz ratio).",
     )
 
     @field_validator("fuzzy_floor", mode="before")

@@ -1,7 +1,9 @@
 """One exception hierarchy for everything GraphRAFT raises on purpose.
 
 The CLI turns any ``GraphRAFTError`` into a one-line message and a non-zero exit;
-anything else is a bug and keeps its traceback.
+anything else is a bug and keeps its traceback. A library message names a setting by its
+field name (``max_answers``), which is also its YAML key and, dashed, its flag
+(``--max-answers``); only the command line's own messages name flags.
 """
 
 

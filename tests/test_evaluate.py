@@ -12,7 +12,7 @@ from graphraft.config import load_settings
 from graphraft.evaluation.metrics import score_question
 from graphraft.evaluation.runner import METHODS, classify, evaluate, outcome_from_answer, variants, write_report
 from graphraft.graph.embeddings import embed_missing_names
-from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.graph.loaders.questions import QAItem
 from graphraft.inference.pipeline import Answer, AnswerNode, GraphRAFT, QueryInfo
 from graphraft.inference.selection import AnswerSelector
 from graphraft.synthesis.mentions import MarkedMentionExtractor

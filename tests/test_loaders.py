@@ -7,12 +7,12 @@ from collections import Counter
 
 import pytest
 
-from graphraft.errors import InputFileError
+from graphraft.errors import InputFileError, InvalidInputError
 from graphraft.graph.loaders import load_graph
 from graphraft.graph.loaders.demo import demo_files
 from graphraft.graph.loaders.files import read_nodes, read_relationships
-from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb, read_questions, split_of
-from graphraft.graph.loaders.questions import read_question_file
+from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb, read_questions
+from graphraft.graph.loaders.questions import read_question_file, split_of
 
 KB = """Kismet|directed_by|William Dieterle
 Kismet|starred_actors|Marlene Dietrich
@@ -89,7 +89,7 @@ def test_paraphrased_questions_take_the_split_of_their_original_line(tmp_path):
     assert {i.qid for i in ntm}.isdisjoint(i.qid for i in read_questions(tmp_path, hops=(1,)))
     validation = load_items(Dataset.metaqa, None, tmp_path, Split.validation, None, None, Wording.ntm)
     assert {i.line for i in validation} == {i + 1 for i, q in enumerate(originals) if split_of(q) == "validation"}
-    with pytest.raises(InputFileError, match="ntm is one of MetaQA's"):
+    with pytest.raises(InvalidInputError, match="the ntm wording is MetaQA's"):
         load_items(Dataset.demo, None, None, Split.all, None, None, Wording.ntm)
     with (tmp_path / "1-hop" / "ntm" / "qa_dev.txt").open("a") as extra:
         extra.write("one line too many\tZ\n")

@@ -14,8 +14,7 @@ import pytest
 from graphraft.errors import InputFileError
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders.demo import demo_files
-from graphraft.graph.loaders.metaqa import QAItem
-from graphraft.graph.loaders.questions import read_question_file
+from graphraft.graph.loaders.questions import QAItem, read_question_file
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.mentions import MarkedMentionExtractor
 from graphraft.synthesis.patterns import Pattern, executable

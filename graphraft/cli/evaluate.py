@@ -18,10 +18,11 @@ from graphraft.cli.synthesize import (
     QuestionsOption,
     SplitOption,
     WordingOption,
+    parse_hops,
 )
-from graphraft.errors import ConfigurationError, InputFileError
+from graphraft.errors import ConfigurationError, InvalidInputError
 from graphraft.evaluation.config import EvaluationConfig
-from graphraft.graph.loaders.question_sets import Split, Wording, graph_for, load_items, parse_hops, question_set_name
+from graphraft.graph.loaders.question_sets import Split, Wording, graph_for, load_items, question_set_name
 from graphraft.inference.config import AskConfig
 
 
@@ -57,12 +58,12 @@ def eval_command(
     chosen = [m.strip() for m in options.methods.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in METHODS]
     if unknown or not chosen:
-        raise InputFileError(
+        raise InvalidInputError(
             f"--methods: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}"
         )
     items = options.variant(load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording))
     if not items:
-        raise InputFileError("no questions to evaluate (check --split, --hops and the file)")
+        raise InvalidInputError("no questions to evaluate (check --split, --hops and the file)")
     settings = load_settings(base_model=model, l1_adapter=l1_adapter, l2_adapter=l2_adapter)
     if "graphraft" in chosen and not settings.l2_adapter:
         raise ConfigurationError(

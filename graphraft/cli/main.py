@@ -253,7 +253,7 @@ def query_cmd(
     from graphraft.graph import open_store
 
     if not cypher.strip():
-        raise InputFileError("empty query")
+        raise InvalidInputError("empty query")
     with open_store(_settings(ctx), graph) as store:
         rows = store.read_untrusted(cypher)
     if as_json:
@@ -427,7 +427,7 @@ def demo_cmd(
 
     started = time.perf_counter()
     if graph is not None and not from_graph:
-        raise InputFileError("--graph is for --from-graph (the demo's own questions are about the demo graph)")
+        raise InvalidInputError("--graph is for --from-graph (the demo's own questions are about the demo graph)")
     graph = graph or DEMO_GRAPH
     paths = demo.DemoPaths(outputs, graph if from_graph else None)
     if graph == DEMO_GRAPH:

@@ -10,7 +10,7 @@ import typer
 
 from graphraft.cli.common import run_guarded
 from graphraft.cli.options import ConfigFileOption, ExtractorOption, with_config_flags
-from graphraft.errors import InputFileError
+from graphraft.errors import InvalidInputError
 from graphraft.graph.loaders.question_sets import (
     Dataset,
     Split,
@@ -18,7 +18,6 @@ from graphraft.graph.loaders.question_sets import (
     as_people_write,
     graph_for,
     load_items,
-    parse_hops,
     question_set_name,
 )
 from graphraft.synthesis.from_graph import GenerationConfig
@@ -37,6 +36,19 @@ LimitOption = Annotated[Optional[int], typer.Option(min=1, help="At most N quest
 GraphOption = Annotated[
     Optional[str], typer.Option("--graph", "-g", help="Graph (default: the dataset's, else the last loaded).")
 ]
+
+
+def parse_hops(text: str | None) -> list[int] | None:
+    """'1,2' -> [1, 2]; None or empty -> None (every hop)."""
+    if not text:
+        return None
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InvalidInputError(f"--hops takes numbers like '1,2,3', got {text!r}") from None
+    if not values or any(v not in (1, 2, 3) for v in values):
+        raise InvalidInputError(f"--hops takes 1, 2 and/or 3, got {text!r}")
+    return values
 
 
 @with_config_flags(GenerationConfig)
@@ -78,7 +90,7 @@ def synthesize_command(
     generation_only = sorted(set(overrides or {}) - set(SynthesisConfig.model_fields))
     if generation_only:
         flags = ", ".join("--" + key.replace("_", "-") for key in generation_only)
-        raise InputFileError(f"{flags}: only with --from-graph")
+        raise InvalidInputError(f"{flags}: only with --from-graph")
     config = GenerationConfig.from_yaml(config, **(overrides or {})).narrowed(SynthesisConfig)
     items = load_items(dataset, questions, metaqa_path, split, parse_hops(hops), limit, wording)
     items = as_people_write(items, config.unmarked, config.typos)
@@ -88,7 +100,7 @@ def synthesize_command(
     output = output or Path("outputs") / "synthesis" / f"{name}-{split.value}.jsonl"
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:
-            raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
+            raise InvalidInputError(f"{store.description} is empty: load the graph first (graphraft load ...)")
         synthesizer = synthesizer_for(store, settings, config)
         meta = {"graph": store.identity, "extractor": settings.extractor, **config.fingerprint()}
         summary = run_synthesis(synthesizer, items, output, meta, overwrite=overwrite, progress=RichProgress())
@@ -132,10 +144,12 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     from graphraft.synthesis.paraphrase import ChatParaphraser
 
     if dataset is not None:
-        raise InputFileError("--from-graph makes its own questions: drop --dataset (use --graph for the graph)")
+        raise InvalidInputError("--from-graph makes its own questions: drop --dataset (use --graph for the graph)")
     if questions is not None:
         if not str(questions).isdigit() or int(str(questions)) < 1:
-            raise InputFileError(f"with --from-graph, --questions takes how many to make (a number), got {questions}")
+            raise InvalidInputError(
+                f"with --from-graph, --questions takes how many to make (a number), got {questions}"
+            )
         overrides = {**overrides, "count": int(str(questions))}
     config = GenerationConfig.from_yaml(config_file, **overrides)
     settings = load_settings(extractor=extractor)
@@ -143,7 +157,7 @@ def _from_graph(questions, dataset, graph, output, extractor, config_file, overw
     output = output or Path("outputs") / "synthesis" / f"{graph_name}-from-graph-s{config.seed}.jsonl"
     with open_store(settings, graph_name) as store:
         if store.count_nodes() == 0:
-            raise InputFileError(f"{store.description} is empty: load the graph first (graphraft load ...)")
+            raise InvalidInputError(f"{store.description} is empty: load the graph first (graphraft load ...)")
         paraphraser = None
         if config.paraphrase:
             paraphraser = ChatParaphraser.from_settings(settings, output.with_suffix(".paraphrases.jsonl"))

@@ -11,7 +11,7 @@ from rich.console import Console
 from graphraft.cli.common import run_guarded
 from graphraft.cli.options import with_config_flags
 from graphraft.config import load_settings
-from graphraft.errors import InputFileError
+from graphraft.errors import InvalidInputError
 from graphraft.training.config import TrainConfig
 from graphraft.training.trainer import train
 
@@ -37,7 +37,7 @@ def train_command(
 ) -> dict[str, Any]:
     console = Console(stderr=True)
     if task not in ("l1", "l2"):
-        raise InputFileError(f"unknown task {task!r}: choose l1 or l2")
+        raise InvalidInputError(f"unknown task {task!r}: choose l1 or l2")
     if config is None:
         config = TrainConfig.from_yaml(config_path, task=task, **(overrides or {}))
     settings = load_settings(graph=config.graph)

@@ -18,6 +18,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from graphraft.config import WRITE_TIMEOUT_MS
 from graphraft.errors import (
     DatabaseUnavailableError,
     GraphRAFTError,
@@ -61,7 +62,7 @@ class FalkorDBStore(GraphStore):
         host: str = "127.0.0.1",
         port: int = 6379,
         connect_timeout_s: float = 5.0,
-        write_timeout_ms: int = 300_000,
+        write_timeout_ms: int = WRITE_TIMEOUT_MS,
         catalog: GraphCatalog | None = None,
         **kwargs,
     ):
@@ -138,7 +139,7 @@ class FalkorDBStore(GraphStore):
             if "unique constraint violation" in message.lower():
                 raise QueryError(
                     f"a node id is already in {self.description} with other labels; ids must be unique "
-                    "(reload with --replace to start over)"
+                    "(load it again, replacing the graph, to start over)"
                 ) from None
             if "read-only" in message.lower() or "RO_QUERY" in message:
                 raise ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}") from None

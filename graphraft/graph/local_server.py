@@ -225,7 +225,7 @@ class LocalServer(ABC):
     def _start_new(self) -> ServerInfo:
         port = self._choose_port()
         if port_taken(port):
-            raise PortInUseError(f"port {port} is already in use; choose another with --port")
+            raise PortInUseError(f"port {port} is already in use; choose another port")
         lock = (self.data_dir / SERVER_LOCK).open("a")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)  # only status checks compete, for an instant

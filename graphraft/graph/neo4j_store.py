@@ -23,6 +23,7 @@ from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavaila
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
 
+from graphraft.config import WRITE_TIMEOUT_MS
 from graphraft.errors import (
     DatabaseUnavailableError,
     QueryError,
@@ -86,7 +87,7 @@ class Neo4jStore(GraphStore):
         graph: str = "demo",
         database: str | None = None,
         connect_timeout_s: float = 5.0,
-        write_timeout_ms: int = 300_000,
+        write_timeout_ms: int = WRITE_TIMEOUT_MS,
         catalog: GraphCatalog | None = None,
         **kwargs,
     ):
@@ -148,7 +149,7 @@ class Neo4jStore(GraphStore):
         if "ConstraintValidationFailed" in code:
             return QueryError(
                 f"a node id is already in {self.description} with other labels; ids must be unique "
-                "(reload with --replace to start over)"
+                "(load it again, replacing the graph, to start over)"
             )
         if "AccessMode" in code or "ForbiddenOnReadOnlyDatabase" in code:
             return ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}")

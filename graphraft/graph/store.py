@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from graphraft.config import LOAD_BATCH_SIZE, MAINTENANCE_TIMEOUT_MS, QUERY_TIMEOUT_MS
 from graphraft.errors import GraphDataLostError, GraphNotFoundError, GraphRAFTError, ReadOnlyViolationError
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import (
@@ -61,7 +62,9 @@ class GraphStore(ABC):
     #: holds other graphs too (Neo4j); None where the graph is the database's unit (FalkorDB).
     graph_label: str | None = None
 
-    def __init__(self, query_timeout_ms: int = 10_000, batch_size: int = 5_000, cache_dir: Path | None = None):
+    def __init__(
+        self, query_timeout_ms: int = QUERY_TIMEOUT_MS, batch_size: int = LOAD_BATCH_SIZE, cache_dir: Path | None = None
+    ):
         self.query_timeout_ms = query_timeout_ms
         self.batch_size = batch_size
         self.cache_dir = cache_dir
@@ -290,9 +293,9 @@ class GraphStore(ABC):
         rows = self.read(
             f"MATCH (n{self._entity}) WHERE n.name IS NOT NULL AND n.{NAME_KEY_PROPERTY} IS NULL "
             "RETURN n.id AS id, toString(n.name) AS name",
-            timeout_ms=max(self.query_timeout_ms, 600_000),
+            timeout_ms=max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS),
         )
-        self.ensure_indexes(self._label_counts(max(self.query_timeout_ms, 600_000)))
+        self.ensure_indexes(self._label_counts(max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS)))
         for batch in batched(rows, self.batch_size):
             self.write(
                 f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) SET n.{NAME_KEY_PROPERTY} = row.key",
@@ -309,7 +312,7 @@ class GraphStore(ABC):
             f"MATCH (n{self._entity}) "
             f"WHERE n.{EMBEDDING_PROPERTY} IS NULL AND n.name IS NOT NULL "
             "RETURN n.id AS id, toString(n.name) AS name",
-            timeout_ms=max(self.query_timeout_ms, 600_000),
+            timeout_ms=max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS),
         )
         return [(row["id"], row["name"]) for row in rows]
 
@@ -367,7 +370,7 @@ class GraphStore(ABC):
             rows = self.read(
                 f"MATCH (n{self._entity}) WHERE n.{NAME_KEY_PROPERTY} IS NOT NULL "
                 f"RETURN n.{NAME_KEY_PROPERTY} AS key, count(*) AS c",
-                timeout_ms=600_000,
+                timeout_ms=MAINTENANCE_TIMEOUT_MS,
             )
             # in name order: what searches it (and breaks ties by order) sees the same on every store
             self._name_counts = {row["key"]: row["c"] for row in sorted(rows, key=lambda row: row["key"])}
@@ -415,7 +418,7 @@ class GraphStore(ABC):
                 return self._schema
             except ValueError:
                 cache_file.unlink(missing_ok=True)
-        long = max(self.query_timeout_ms, 600_000)
+        long = max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS)
         label_counts = self._label_counts(long)
         type_counts = self._type_counts(long)
         patterns = []

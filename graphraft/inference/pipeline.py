@@ -28,7 +28,7 @@ from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.resolution import resolver_for
 
 NO_VECTOR_INDEX = (
-    "this graph has no name embeddings (loaded with --no-embed?): names were matched exactly "
+    "this graph has no name embeddings (loaded without embeddings?): names were matched exactly "
     "and by text only; `graphraft embed` adds them for misspelled names"
 )
 

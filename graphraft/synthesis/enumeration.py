@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from graphraft.config import QUERY_TIMEOUT_MS
 from graphraft.errors import QueryTimeoutError
 from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
@@ -58,7 +59,7 @@ class Enumeration:
 class PatternEnumerator:
     """Runs the enumeration templates with a per-query timeout and a hub fan-out cap."""
 
-    def __init__(self, store: GraphStore, fanout_cap: int = 500, timeout_ms: int = 10_000):
+    def __init__(self, store: GraphStore, fanout_cap: int = 500, timeout_ms: int = QUERY_TIMEOUT_MS):
         self.store = store
         self.fanout_cap = fanout_cap
         self.timeout_ms = timeout_ms

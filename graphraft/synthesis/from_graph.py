@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import Field
 
-from graphraft.errors import InputFileError
+from graphraft.config import MAINTENANCE_TIMEOUT_MS
+from graphraft.errors import InvalidInputError
 from graphraft.graph.cypher_text import label_expression
-from graphraft.graph.loaders.metaqa import split_of
+from graphraft.graph.loaders.questions import split_of
 from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress, SilentProgress
@@ -88,9 +89,9 @@ def generate(generator: GraphQuestionGenerator, output: Path, overwrite: bool = 
     check_output(output, meta, overwrite)
     plans = generator.plan(progress)
     if not plans:
-        raise InputFileError(
+        raise InvalidInputError(
             f"{generator.store.description}: no pattern with 1..{generator.config.max_answers} answers around "
-            "any node (raise --max-answers or --fanout-cap)"
+            "any node (raise max_answers or fanout_cap)"
         )
     generator.prepare(plans, progress)
     return run_synthesis(generator, plans, output, meta, progress=progress)
@@ -119,7 +120,7 @@ class GraphQuestionGenerator:
             rows = self.store.read(
                 f"MATCH (n{label_expression((label, self.store.entity_label))}) WHERE n.name IS NOT NULL "
                 "RETURN n.id AS id, n.name AS name, n.name_norm AS key, labels(n) AS labels",
-                timeout_ms=600_000,
+                timeout_ms=MAINTENANCE_TIMEOUT_MS,
             )
             rows = [r for r in rows if counts.get(r["key"], 0) <= 3 and str(r["name"]).strip()]
             rows.sort(key=lambda r: stable_hash(f"{seed}:{r['id']}"))
@@ -142,7 +143,7 @@ class GraphQuestionGenerator:
                 f"UNWIND $ids AS i MATCH (n{label_expression((self.store.entity_label,))} {{id: i}}) "
                 "OPTIONAL MATCH (n)-[r]-() RETURN n.id AS id, count(r) AS degree",
                 {"ids": ids[start : start + 5000]},
-                timeout_ms=600_000,
+                timeout_ms=MAINTENANCE_TIMEOUT_MS,
             )
             degrees.update({r["id"]: int(r["degree"]) for r in rows})
         return degrees

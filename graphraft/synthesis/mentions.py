@@ -13,10 +13,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from graphraft.errors import ConfigurationError, GraphRAFTError
+from graphraft.graph.loaders.questions import BRACKETED
 from graphraft.models import pad_token_id
 from graphraft.text import normalize_name
 
-_MARKED = re.compile(r"\[([^\[\]]+)\]|\"([^\"]+)\"|“([^”]+)”")
+#: [bracketed], "quoted" or “quoted” (the bracket form is the one question files use)
+_MARKED = re.compile(BRACKETED.pattern + r'|"([^"]+)"|“([^”]+)”')
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from graphraft.errors import ConfigurationError, GraphRAFTError
+from graphraft.graph.loaders.questions import BRACKETED
 from graphraft.sampling import stable_hash
 
 logger = logging.getLogger(__name__)
@@ -21,12 +22,11 @@ SYSTEM_PROMPT = (
     "wording, the same meaning. Keep every name exactly as written, and keep [brackets] where a name "
     "has them. Answer with a JSON list of strings, one rewrite per question, in order, and nothing else."
 )
-_MARKED = re.compile(r"\[[^\[\]]+\]")
 
 
 def keeps_entities(original: str, rewrite: str, names: Iterable[str] = ()) -> bool:
     """A rewrite is usable when every [marked] mention, and each given name, is still in it."""
-    return all(mark in rewrite for mark in _MARKED.findall(original)) and all(n in rewrite for n in names)
+    return all(mark.group(0) in rewrite for mark in BRACKETED.finditer(original)) and all(n in rewrite for n in names)
 
 
 class ChatParaphraser:

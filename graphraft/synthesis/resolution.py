@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 
+from graphraft.config import FUZZY_FLOOR, MAX_CANDIDATES, SIMILARITY_FLOOR
 from graphraft.graph.embeddings import Embedder
 from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
@@ -27,10 +28,8 @@ from graphraft.text import normalize_name
 #: mention that is most of the name ("Forrest Gump" in "Forrest Gump 2") passes, a single
 #: shared word in a long name does not
 TEXT_FLOOR = 0.5
-#: the character match keeps names at least this close (rapidfuzz ratio: 1 - normalised
-#: Indel distance) and at most FUZZY_CANDIDATES of them; both chosen on seeded typos of the
-#: MetaQA validation entities (benchmarks/typo_linking.py, README "Measured")
-FUZZY_FLOOR = 0.75
+#: the character match keeps at most this many names above FUZZY_FLOOR (graphraft.config),
+#: chosen with it on seeded typos of the MetaQA validation entities (benchmarks/typo_linking.py)
 FUZZY_CANDIDATES = 3
 #: when no name matches exactly, anchors scoring more than this below the best are dropped:
 #: a misspelled "Inside Mn" keeps *Inside Man* (0.95) and not *Inside* (0.80), which L1 would
@@ -77,8 +76,8 @@ class EntityResolver:
         self,
         store: GraphStore,
         embedder_factory: Callable[[], Embedder | None] | None = None,
-        similarity_floor: float = 0.75,
-        max_candidates: int = 3,
+        similarity_floor: float = SIMILARITY_FLOOR,
+        max_candidates: int = MAX_CANDIDATES,
         fuzzy_floor: float | None = FUZZY_FLOOR,
         fuzzy_candidates: int = FUZZY_CANDIDATES,
         close_margin: float | None = CLOSE_MARGIN,

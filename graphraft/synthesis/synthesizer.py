@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import Field
 
-from graphraft.config import StageConfig
+from graphraft.config import QUERY_TIMEOUT_MS, StageConfig
 from graphraft.errors import InputFileError
-from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.graph.loaders.questions import QAItem
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
@@ -42,7 +42,7 @@ class SynthesisConfig(StageConfig):
     max_hops: int = Field(3, ge=1, le=3, description="Longest pattern to enumerate.")
     bridges: bool = Field(True, description="Also join pairs of anchors.")
     fanout_cap: int = Field(500, ge=1, description="Do not expand nodes with more relationships than this.")
-    timeout_ms: int = Field(10_000, ge=1, description="Time limit per enumeration query.")
+    timeout_ms: int = Field(QUERY_TIMEOUT_MS, ge=1, description="Time limit per enumeration query.")
     min_recall: float = Field(
         1.0, ge=0.0, le=1.0, description="Keep a question only if its best query reaches this recall."
     )
@@ -201,7 +201,7 @@ def check_output(path: Path, meta: dict[str, Any], overwrite: bool) -> None:
     elif changed := changed_settings(path, meta):
         raise InputFileError(
             f"{path} was made with other settings ({', '.join(changed)}); "
-            "pass --overwrite to start again or --output for a new file"
+            "overwrite it to start again, or write to a new file"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     _meta_path(path).write_text(json.dumps(meta, indent=2))

@@ -29,9 +29,7 @@ def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource,
     for source in sources:
         source = source if isinstance(source, DataSource) else DataSource(path=source)
         if not source.path.is_file():
-            raise InputFileError(
-                f"{source.path}: synthesis output not found (run python -m graphraft.synthesize first)"
-            )
+            raise InputFileError(f"{source.path}: synthesis output not found (synthesize it first)")
         out.append((source, read_usable(source.path)))
     if not any(rows for _, rows in out):
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(str(s) for s, _ in out))

@@ -5,13 +5,11 @@ Every triple's head is a Movie; the relation decides the tail's label. A node is
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphraft.errors import InputFileError
+from graphraft.graph.loaders.questions import QAItem, bracketed_mention, split_of
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 
 #: relation -> (relationship type, label of the tail)
@@ -28,7 +26,6 @@ RELATIONS: dict[str, tuple[str, str]] = {
 }
 HEAD_LABEL = "Movie"
 HOPS = (1, 2, 3)
-_MENTION = re.compile(r"\[([^\]]+)\]")
 
 
 def default_metaqa_dir() -> Path | None:
@@ -72,26 +69,6 @@ def read_kb(path: Path) -> tuple[list[NodeRecord], list[RelationshipRecord]]:
     return list(nodes.values()), rels
 
 
-@dataclass(frozen=True)
-class QAItem:
-    qid: str  # stable across runs: where the question comes from
-    question: str
-    mention: str | None
-    answers: tuple[str, ...]
-    hops: int
-    qtype: str | None
-    split: str
-    line: int = 0
-    source: str = ""
-    extra: dict = field(default_factory=dict, compare=False)
-
-
-def split_of(question: str, validation_fraction: float = 0.1) -> str:
-    """Deterministic train/validation split by a hash of the question text."""
-    digest = int(hashlib.sha1(question.encode("utf-8")).hexdigest()[:8], 16)
-    return "validation" if digest < validation_fraction * 0x1_0000_0000 else "train"
-
-
 def read_questions(
     root: Path,
     hops: tuple[int, ...] = HOPS,
@@ -122,7 +99,6 @@ def read_questions(
             question, sep, answers = line.partition("\t")
             if not sep or not answers.strip():
                 raise InputFileError(f"{qa_path}:{number}: expected 'question<TAB>answer|answer'")
-            found = _MENTION.search(question)
             if paired and number > len(paired):
                 raise InputFileError(f"{qa_path}:{number}: more lines than {hop}-hop/vanilla/qa_dev.txt")
             item_split = split_of(paired[number - 1] if paired else question, validation_fraction)
@@ -131,7 +107,7 @@ def read_questions(
             yield QAItem(
                 qid=f"metaqa-{hop}hop-{variant}-{number}",
                 question=question.strip(),
-                mention=found.group(1).strip() if found else None,
+                mention=bracketed_mention(question),
                 answers=tuple(a.strip() for a in answers.split("|") if a.strip()),
                 hops=hop,
                 qtype=qtypes[number - 1].strip() if number - 1 < len(qtypes) else None,

@@ -8,8 +8,8 @@ import random
 from enum import Enum
 from pathlib import Path
 
-from graphraft.errors import InputFileError
-from graphraft.graph.loaders.metaqa import QAItem
+from graphraft.errors import InputFileError, InvalidInputError
+from graphraft.graph.loaders.questions import QAItem
 from graphraft.sampling import stable_groups, stable_hash
 
 
@@ -59,14 +59,14 @@ def load_items(
     from graphraft.graph.loaders.questions import read_question_file
 
     if wording != Wording.vanilla and (dataset != Dataset.metaqa or questions is not None):
-        raise InputFileError(f"--wording {wording.value} is one of MetaQA's: use it with --dataset metaqa")
+        raise InvalidInputError(f"the {wording.value} wording is MetaQA's: use it with the metaqa dataset")
     wanted = None if split == Split.all else split.value
     if questions is not None:
         items = list(read_question_file(questions, split=wanted))
     elif dataset == Dataset.metaqa:
         root = metaqa_path or default_metaqa_dir()
         if root is None:
-            raise InputFileError("MetaQA not found: pass --metaqa-path DIR")
+            raise InputFileError("MetaQA not found in ../shared/datasets/metaqa: set metaqa_path to its folder")
         root = Path(root)
         if not hops and wording != Wording.vanilla:  # the hops that have this wording
             hops = [h for h in (1, 2, 3) if (root / f"{h}-hop" / wording.value).is_dir()]
@@ -74,26 +74,13 @@ def load_items(
     elif dataset == Dataset.demo:
         items = list(read_question_file(demo_files()[2], split=wanted))
     else:
-        raise InputFileError("say which questions: --dataset metaqa|demo or --questions FILE")
+        raise InvalidInputError("say which questions: a dataset (metaqa, demo) or a question file")
     if hops:
         items = [item for item in items if item.hops in hops]
     if limit is not None:
         by_hop = stable_groups(items, lambda item: item.hops, lambda item: item.qid)
         items = [item for ordered in by_hop.values() for item in ordered[:limit]]
     return items
-
-
-def parse_hops(text: str | None) -> list[int] | None:
-    """'1,2' -> [1, 2]; None or empty -> None (every hop)."""
-    if not text:
-        return None
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InputFileError(f"--hops takes numbers like '1,2,3', got {text!r}") from None
-    if not values or any(v not in (1, 2, 3) for v in values):
-        raise InputFileError(f"--hops takes 1, 2 and/or 3, got {text!r}")
-    return values
 
 
 # ---------------------------------------------------------------------------------- variants

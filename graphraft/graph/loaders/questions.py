@@ -1,4 +1,6 @@
-"""Question/answer files in the two formats GraphRAFT reads.
+"""Questions, whichever source they come from: the question item every stage reads
+(`QAItem`), the stable train/validation split, the ``[bracketed]`` topic mention, and the
+question/answer files GraphRAFT reads in two formats:
 
 - JSONL: ``{"question": "...", "answers": ["..."], "hops": 2, "type": "..."}`` per line
   (``answer_ids`` optional; hops and type optional).
@@ -8,55 +10,62 @@ A ``[bracketed]`` span in the question marks its topic entity."""
 
 from __future__ import annotations
 
-import json
+import hashlib
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphraft.errors import InputFileError
-from graphraft.graph.loaders.metaqa import _MENTION, QAItem, split_of
+from graphraft.graph.loaders.files import jsonl_rows
+
+#: a ``[bracketed]`` mention; group 1 is the name inside
+BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+@dataclass(frozen=True)
+class QAItem:
+    """One question with its answers, from a data set, a file or the graph itself."""
+
+    qid: str  # stable across runs: where the question comes from
+    question: str
+    mention: str | None  # the first [bracketed] name, if any
+    answers: tuple[str, ...]
+    hops: int  # 0: not given
+    qtype: str | None
+    split: str
+    line: int = 0
+    source: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def split_of(question: str, validation_fraction: float = 0.1) -> str:
+    """Deterministic train/validation split by a hash of the question text."""
+    digest = int(hashlib.sha1(question.encode("utf-8")).hexdigest()[:8], 16)
+    return "validation" if digest < validation_fraction * 0x1_0000_0000 else "train"
+
+
+def bracketed_mention(question: str) -> str | None:
+    """The first ``[bracketed]`` name in a question."""
+    found = BRACKETED.search(question)
+    return found.group(1).strip() if found else None
 
 
 def read_question_file(path: Path, split: str | None = None, validation_fraction: float = 0.1) -> Iterator[QAItem]:
     path = Path(path)
     if not path.is_file():
         raise InputFileError(f"{path}: question file not found")
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: cannot read: {exc}") from None
-    is_jsonl = path.suffix.lower() in (".jsonl", ".ndjson", ".json")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if is_jsonl:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputFileError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
-            if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-                raise InputFileError(f"{path}:{number}: expected an object with a 'question' string")
-            answers = row.get("answers", [])
-            if isinstance(answers, str):
-                answers = [answers]
-            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-                raise InputFileError(f"{path}:{number}: 'answers' must be a list of strings")
-            question, hops, qtype = row["question"].strip(), row.get("hops"), row.get("type")
-            extra = {"answer_ids": row["answer_ids"]} if "answer_ids" in row else {}
-        else:
-            question, sep, joined = line.partition("\t")
-            if not sep:
-                raise InputFileError(f"{path}:{number}: expected 'question<TAB>answer|answer'")
-            question, answers, hops, qtype, extra = question.strip(), joined.split("|"), None, None, {}
+    rows = _jsonl_questions(path) if path.suffix.lower() in (".jsonl", ".ndjson", ".json") else _tsv_questions(path)
+    for number, question, answers, hops, qtype, extra in rows:
         if not question:
             raise InputFileError(f"{path}:{number}: empty question")
         item_split = split_of(question, validation_fraction)
         if split is not None and item_split != split:
             continue
-        found = _MENTION.search(question)
         yield QAItem(
             qid=f"{path.stem}-{number}",
             question=question,
-            mention=found.group(1).strip() if found else None,
+            mention=bracketed_mention(question),
             answers=tuple(a.strip() for a in answers if a.strip()),
             hops=int(hops) if hops is not None else 0,
             qtype=qtype,
@@ -65,3 +74,30 @@ def read_question_file(path: Path, split: str | None = None, validation_fraction
             source=str(path),
             extra=extra,
         )
+
+
+def _jsonl_questions(path: Path) -> Iterator[tuple]:
+    for number, row in jsonl_rows(path):
+        if not isinstance(row.get("question"), str):
+            raise InputFileError(f"{path}:{number}: expected an object with a 'question' string")
+        answers = row.get("answers", [])
+        if isinstance(answers, str):
+            answers = [answers]
+        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+            raise InputFileError(f"{path}:{number}: 'answers' must be a list of strings")
+        extra = {"answer_ids": row["answer_ids"]} if "answer_ids" in row else {}
+        yield number, row["question"].strip(), answers, row.get("hops"), row.get("type"), extra
+
+
+def _tsv_questions(path: Path) -> Iterator[tuple]:
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{path}: cannot read: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        question, sep, joined = line.partition("\t")
+        if not sep:
+            raise InputFileError(f"{path}:{number}: expected 'question<TAB>answer|answer'")
+        yield number, question.strip(), joined.split("|"), None, None, {}
