@@ -482,3 +482,53 @@ def test_padded_padding_free_and_shared_prefix_training_take_the_same_steps(tmp_
     assert len(losses["padded"]) == 3 and losses["padded"][-1] != losses["padded"][0]
     assert losses["padding_free"] == pytest.approx(losses["padded"], rel=1e-4)
     assert losses["shared_prefix"] == pytest.approx(losses["padded"], rel=1e-4)
+
+
+def test_l1_is_asked_with_the_prompt_it_was_trained_with_schema_line_included(tmp_path, demo_rows, settings, caplog):
+    """``schema_hints``: training records the schema line in the adapter; ask, eval's baselines
+    and L2's training give L1 that same prompt, token for token."""
+    import json
+    import shutil
+
+    from graphraft.evaluation.runner import variants
+    from graphraft.inference.adapters import METADATA_FILE, read_metadata
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.inference.prompts import schema_hint
+    from graphraft.models import tiny_random_model
+    from graphraft.training.examples import l1_examples
+
+    adapter = Path(
+        train(config(tmp_path, demo_rows, schema_hints=True, epochs=1, max_train_examples=16), settings)["adapter"]
+    )
+    rows = read_synthesis([demo_rows])[:4]
+    targets = choose_targets(rows)
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    model, tokenizer = tiny_random_model(settings.home, seed=0)
+
+    def asking(folder):
+        with_adapter = settings.model_copy(update={"l1_adapter": folder, "base_model": "tiny-random"})
+        return GraphRAFT(with_adapter, store=store, model=model, tokenizer=tokenizer)
+
+    try:
+        recorded = read_metadata(adapter)["schema_hint"]
+        assert recorded == schema_hint(store) and "WRITTEN_BY" in recorded
+        pipeline = asking(adapter)
+        for row, example in zip(rows, l1_examples(tokenizer, rows, targets, recorded)):  # as train() built them
+            learned = [t for t, m in zip(example["input_ids"], example["completion_mask"]) if not m]
+            assert pipeline.generator.prompt(row.question) == learned
+        free, _ = variants(pipeline)  # eval's free-generation baseline reads it too
+        assert free.generator.prompt(rows[0].question) == pipeline.generator.prompt(rows[0].question)
+
+        # the recorded line wins over the graph's current one, and the difference is logged
+        other = tmp_path / "other"
+        shutil.copytree(adapter, other)
+        meta = json.loads((other / METADATA_FILE).read_text())
+        (other / METADATA_FILE).write_text(json.dumps({**meta, "schema_hint": "(:Book)-[:OLD]->(:Author)"}))
+        with caplog.at_level("WARNING", logger="graphraft.inference.adapters"):
+            stale = asking(other)
+        assert stale.generator.schema_hint == "(:Book)-[:OLD]->(:Author)" and "schema changed" in caplog.text
+        # an adapter trained without the line is asked without it
+        (other / METADATA_FILE).write_text(json.dumps({**meta, "schema_hints": False}))
+        assert asking(other).generator.prompt(rows[0].question) == prompt_ids(tokenizer, l1_messages(rows[0].question))
+    finally:
+        store.close()

@@ -335,7 +335,8 @@ def variants(pipeline) -> tuple[Any, Any]:
     from graphraft.inference.generation import ConstrainedGenerator, FreeGenerator
 
     model, tokenizer = pipeline.model, pipeline.tokenizer
-    free = pipeline.with_parts(FreeGenerator(model, tokenizer, adapter=pipeline.generator.adapter))
+    l1 = pipeline.generator
+    free = pipeline.with_parts(FreeGenerator(model, tokenizer, l1.schema_hint, adapter=l1.adapter))
     base = pipeline.with_parts(ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE))
     return free, base
 

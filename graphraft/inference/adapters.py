@@ -7,15 +7,18 @@ adapter whose metadata does not match what it is about to run."""
 from __future__ import annotations
 
 import json
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from graphraft.errors import ConfigurationError
-from graphraft.inference.prompts import L1_PROMPT_VERSION, L2_PROMPT_VERSION
+from graphraft.inference.prompts import L1_PROMPT_VERSION, L2_PROMPT_VERSION, schema_hint
 from graphraft.synthesis.patterns import RENDERER_VERSION
 
 METADATA_FILE = "graphraft_adapter.json"
+
+logger = logging.getLogger(__name__)
 
 
 def expected_metadata(task: str, base_model: str) -> dict[str, Any]:
@@ -99,3 +102,20 @@ def adapter_active(model, name: str | None):
         if model.active_adapter != name:
             model.set_adapter(name)
         yield model
+
+
+def l1_schema_hint(folder: Path | None, store) -> str | None:
+    """The schema line L1's adapter was trained with in its prompt (None: trained without, or no
+    adapter). Ask, eval and L2's training use the recorded line, so L1 sees the prompt it learned;
+    when the graph's schema has changed since, that is logged (train L1 again to see the new one).
+    An adapter that recorded only that it used hints gets the graph's line now."""
+    if folder is None:
+        return None
+    trained = read_metadata(folder)
+    if not trained.get("schema_hints"):
+        return None
+    now = schema_hint(store)
+    recorded = trained.get("schema_hint", now)
+    if recorded != now:
+        logger.warning("the graph's schema changed since %s was trained; L1 is given the schema it learned", folder)
+    return recorded

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -75,6 +76,10 @@ class QueryGenerator(ABC):
     queries; a generator may ignore them (the free baseline). ``check`` runs between model calls
     (an overall deadline raises there)."""
 
+    model: Any
+    tokenizer: Any
+    schema_hint: str | None = None
+
     @abstractmethod
     def generate_many(
         self,
@@ -84,6 +89,11 @@ class QueryGenerator(ABC):
         group: int = 8,
         check: Callable[[], None] | None = None,
     ) -> list[list[GeneratedQuery]]: ...
+
+    def prompt(self, question: str) -> list[int]:
+        """The tokens L1 reads for a question: its prompt in the chat template, with the schema
+        line when the generator has one (as its adapter was trained)."""
+        return prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
 
     def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
         return self.generate_many([question], [candidates], num_beams)[0]
@@ -119,7 +129,7 @@ class ConstrainedGenerator(QueryGenerator):
         if not candidates:
             return []
         index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
-        prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
+        prompt = self.prompt(question)
         with adapter_active(self.model, self.adapter):
             found = self._beam(prompt, index, max(1, min(num_beams, len(index))))
         return self._queries(index, found)
@@ -152,7 +162,7 @@ class ConstrainedGenerator(QueryGenerator):
         for start in range(0, len(work), group):
             chunk = work[start : start + group]
             indexes = [CandidateIndex(self.tokenizer, list(dict.fromkeys(candidate_lists[i]))) for i in chunk]
-            prompts = [prompt_ids(self.tokenizer, l1_messages(questions[i], self.schema_hint)) for i in chunk]
+            prompts = [self.prompt(questions[i]) for i in chunk]
             with adapter_active(self.model, self.adapter):
                 found = top_m_many(
                     self.model,
@@ -197,7 +207,7 @@ class FreeGenerator(QueryGenerator):
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str] = (), num_beams: int = 5) -> list[GeneratedQuery]:
-        prompt = prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
+        prompt = self.prompt(question)
         with adapter_active(self.model, self.adapter):
             found = _beam_search(
                 self.model, self.tokenizer, prompt, num_beams, self.max_new_tokens, self.tokenizer.eos_token_id

@@ -15,6 +15,11 @@ L2_SYSTEM = (
 )
 
 
+def schema_hint(store) -> str:
+    """The graph's schema as one line for L1's prompt (training with ``schema_hints``)."""
+    return "; ".join(str(p) for p in store.schema().patterns)
+
+
 def l1_messages(question: str, schema_hint: str | None = None) -> list[dict[str, str]]:
     system = L1_SYSTEM if not schema_hint else f"{L1_SYSTEM}\nSchema: {schema_hint}"
     return [{"role": "system", "content": system}, {"role": "user", "content": question}]

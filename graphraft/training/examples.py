@@ -77,11 +77,6 @@ def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str)
     return {"input_ids": prompt + target, "completion_mask": [0] * len(prompt) + [1] * len(target)}
 
 
-def schema_hint(store) -> str:
-    schema = store.schema()
-    return "; ".join(str(p) for p in schema.patterns)
-
-
 def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
     return [tokenize_example(tokenizer, l1_messages(row.question, hint), targets[row.qid]) for row in rows]
 
@@ -143,13 +138,13 @@ class L1TopQueries:
         self.loaded = None
 
     def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
-        from graphraft.inference.adapters import load_adapter, read_metadata
+        from graphraft.inference.adapters import l1_schema_hint, load_adapter
         from graphraft.inference.generation import top_queries
 
         if self.loaded is None:
             base, tokenizer = load_base(self.config, self.home)
             model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
-            hint = schema_hint(self.store) if read_metadata(self.config.l1_adapter).get("schema_hints") else None
+            hint = l1_schema_hint(self.config.l1_adapter, self.store)
             self.loaded = model, tokenizer, hint
         model, tokenizer, hint = self.loaded
         return top_queries(model, tokenizer, questions, candidates, hint)

@@ -20,7 +20,7 @@ from typing import Any
 
 from graphraft.errors import InputFileError
 from graphraft.inference.adapters import write_metadata
-from graphraft.inference.prompts import l2_messages
+from graphraft.inference.prompts import l2_messages, schema_hint
 from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import (
@@ -29,7 +29,6 @@ from graphraft.training.examples import (
     l2_rows,
     mixed_sample,
     read_sources,
-    schema_hint,
     stable_sample,
     tokenize_example,
 )
@@ -227,7 +226,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
     finally:
         store.close()
-    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples))
+    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint)
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
         "task": config.task,
@@ -267,7 +266,7 @@ def build_examples(config: TrainConfig, store, tokenizer, home: Path, train_rows
     return keep(train_examples), keep(val_examples)
 
 
-def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int) -> Path:
+def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int, hint: str | None = None) -> Path:
     """The adapter, its tokenizer and the metadata `ask` checks and follows (for L2: how its
     evidence was written)."""
     adapter_dir = Path(config.output_dir) / "adapter"
@@ -283,6 +282,7 @@ def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int) -
         config.task,
         config.base_model,
         schema_hints=config.schema_hints,
+        schema_hint=hint,
         graph=config.graph,
         trained_examples=trained_examples,
         **(l2 if config.task == "l2" else {}),
