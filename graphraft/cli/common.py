@@ -9,7 +9,9 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Annotated, Optional
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -19,6 +21,14 @@ from graphraft.errors import GraphRAFTError
 from graphraft.progress import ProgressTask
 
 err = Console(stderr=True)
+
+out = Console()
+
+GraphOption = Annotated[
+    Optional[str],
+    typer.Option("--graph", "-g", help="Graph name (a FalkorDB key, a label in Neo4j); default: the last loaded."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
 def _quiet_libraries() -> None:
