@@ -1,6 +1,16 @@
 """Command-line flags built from a stage's configuration (TRL style): each field of the pydantic
 model is one flag, with the field's description as its help, so a setting is declared once and is
-both a YAML key and a flag. A flag left out is None and leaves the file's (or the default) value."""
+both a YAML key and a flag. A flag left out is None and leaves the file's (or the default) value.
+
+Why this is written here and not taken from pydantic-settings (``CliSettingsSource``,
+``YamlConfigSettingsSource``) or TRL (``TrlParser``): both of those parse with argparse, while
+every GraphRAFT command is a typer (click) command; adopting them would mean a second parser
+beside typer for six commands, two help formats, and argparse's own exits in place of the
+one-line errors of ``run_guarded``. The YAML source takes its file from the class's
+configuration, so the path a ``--config`` flag gives at run time needs plumbing of its own, and
+its validation errors do not name the file. What is left to write is small: flags from the fields
+(here, ~60 lines) and "flag > file > default, dotted keys for nested fields, errors naming the
+file and the field" (``StageConfig.from_yaml``, ~30 lines), both tested in tests/test_configs.py."""
 
 from __future__ import annotations
 
