@@ -113,11 +113,17 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line without its newline) for each non-blank line of a text file; a missing,
+    unreadable or non-UTF-8 file is an error naming it."""
+    for number, line in enumerate(_open(Path(path)), 1):
+        if line.strip():
+            yield number, line.rstrip("\r\n")
+
+
 def jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-empty line of a JSONL file; errors name file:line."""
-    for number, line in enumerate(_open(path), 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(path):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:

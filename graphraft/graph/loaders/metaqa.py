@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from graphraft.errors import InputFileError
+from graphraft.graph.loaders.files import text_lines
 from graphraft.graph.loaders.questions import QAItem, bracketed_mention, split_of
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 
@@ -48,13 +49,7 @@ def read_kb(path: Path) -> tuple[list[NodeRecord], list[RelationshipRecord]]:
         raise InputFileError(f"{path}: MetaQA knowledge base not found")
     nodes: dict[str, NodeRecord] = {}
     rels: list[RelationshipRecord] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: cannot read: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(path):
         parts = line.split("|")
         if len(parts) != 3 or not all(p.strip() for p in parts):
             raise InputFileError(f"{path}:{number}: expected 'head|relation|tail', got {line[:80]!r}")

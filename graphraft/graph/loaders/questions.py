@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphraft.errors import InputFileError
-from graphraft.graph.loaders.files import jsonl_rows
+from graphraft.graph.loaders.files import jsonl_rows, text_lines
 
 #: a ``[bracketed]`` mention; group 1 is the name inside
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
@@ -90,13 +90,7 @@ def _jsonl_questions(path: Path) -> Iterator[tuple]:
 
 
 def _tsv_questions(path: Path) -> Iterator[tuple]:
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{path}: cannot read: {exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(path):
         question, sep, joined = line.partition("\t")
         if not sep:
             raise InputFileError(f"{path}:{number}: expected 'question<TAB>answer|answer'")
