@@ -196,3 +196,25 @@ def test_names_resolve_to_the_same_anchors_on_both_stores(both, embedder):
     assert found[0] == found[1]
     methods = {method for anchors in found[0] for _, method, _ in anchors}
     assert {"exact", "fuzzy"} <= methods or {"exact", "vector"} <= methods
+
+
+def test_retrieval_returns_a_querys_nodes_in_the_same_order_on_both_stores(both):
+    """The stores return a query's rows in orders of their own; what `ask` retrieves (the nodes
+    in order, hence the answers ranked without L2 and L2's evidence) must not depend on them."""
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.retrieval import execute
+
+    falkor, neo = both
+    nodes, _ = awkward_graph()
+    patterns = every_target(p for p, _ in enumerated(falkor, nodes).values())
+    many = [p for p in patterns if len(falkor.read(executable(p, falkor))) >= 2]  # an order to compare
+    assert len(many) >= 5
+    raw_orders_differ = 0
+    for pattern in many:
+        text = renderer.render(pattern)
+        raw = [[r["id"] for r in store.read(executable(pattern, store))] for store in (falkor, neo)]
+        raw_orders_differ += raw[0] != raw[1]
+        found = [execute(store, [GeneratedQuery(text, 0.0, 0)], patterns={text: pattern}) for store in (falkor, neo)]
+        assert found[0].order == found[1].order and found[0].runs[0].node_ids == found[1].runs[0].node_ids
+        assert sorted(raw[0]) == found[0].order
+    assert raw_orders_differ > 0  # the stores do order rows differently: the check has teeth

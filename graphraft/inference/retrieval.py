@@ -66,7 +66,9 @@ def execute(
             pattern = patterns.get(query.cypher)
             limit = deadline.limit_ms(timeout_ms, "running the queries")
             if pattern is not None:
-                rows = store.read(executable(pattern, store), timeout_ms=limit)
+                # a candidate's rows have no order of their own (no ORDER BY; each store returns
+                # them its way): by id, so that answers and L2's evidence are the same on every store
+                rows = sorted(store.read(executable(pattern, store), timeout_ms=limit), key=lambda row: str(row["id"]))
             else:  # text no candidate holds: a model's free query, only reading the graph
                 rows = store.read_untrusted(query.cypher, timeout_ms=limit)
         except (DeadlineExceededError, DatabaseUnavailableError):
