@@ -203,6 +203,16 @@ def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
     assert store.nearest_names(embedder.embed(["thomas hanks"])[0], k=1)[0][0]["id"] == "p1"
 
 
+def test_embeddings_for_a_node_not_in_the_graph_are_an_error_not_a_silence(store, embedder):
+    from graphraft.errors import QueryError
+
+    load_sample(store)
+    vector = embedder.embed(["Tom Hanks"])[0]
+    with pytest.raises(QueryError, match="1 of 2 nodes"):
+        store.set_embeddings([("p1", vector), ("no-such-node", vector)])
+    assert [name for _, name in store.nodes_without_embedding()].count("Tom Hanks") == 0
+
+
 def test_nodes_by_id_returns_labels_and_properties_without_the_embedding(store, embedder):
     from graphraft.graph.embeddings import embed_missing_names
 

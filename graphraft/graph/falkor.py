@@ -243,7 +243,7 @@ class FalkorDBStore(GraphStore):
     def _set_embeddings_query(self) -> str:
         return (
             f"UNWIND $rows AS row MATCH (n{label_expression((ENTITY_LABEL,))} {{id: row.id}}) "
-            f"SET n.{EMBEDDING_PROPERTY} = vecf32(row.vector)"
+            f"SET n.{EMBEDDING_PROPERTY} = vecf32(row.vector) RETURN count(n) AS matched"
         )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:

@@ -288,7 +288,8 @@ class Neo4jStore(GraphStore):
     def _set_embeddings_query(self) -> str:
         return (
             f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) "
-            f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector)"
+            f"CALL db.create.setNodeVectorProperty(n, '{EMBEDDING_PROPERTY}', row.vector) "
+            "RETURN count(n) AS matched"
         )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:

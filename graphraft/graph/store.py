@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from graphraft.config import LOAD_BATCH_SIZE, MAINTENANCE_TIMEOUT_MS, QUERY_TIMEOUT_MS
-from graphraft.errors import GraphDataLostError, GraphNotFoundError, GraphRAFTError, ReadOnlyViolationError
+from graphraft.errors import GraphDataLostError, GraphNotFoundError, GraphRAFTError, QueryError, ReadOnlyViolationError
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import (
     EMBEDDING_PROPERTY,
@@ -317,14 +317,25 @@ class GraphStore(ABC):
         return [(row["id"], row["name"]) for row in rows]
 
     def set_embeddings(self, rows: Sequence[tuple[str, Sequence[float]]]) -> None:
+        """Set the name embedding of each (id, vector); every id must be a node of the graph."""
         if not rows:
             return
         self._ensure_vector_index(len(rows[0][1]))
         # Six decimals keep float32 cosine exact enough and halve the parameter text to send.
         vectors = np.round(np.asarray([vec for _, vec in rows], dtype=np.float64), 6).tolist()
-        self.write(
-            self._set_embeddings_query(),
-            {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]},
+        params = {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]}
+        # The write says how many nodes it matched. Once in a CI run FalkorDB's UNWIND-over-index
+        # write matched fewer than it was given, silently; the write is idempotent, so a short
+        # count is sent once more, and a second short count is an error rather than names left
+        # without embeddings.
+        for _attempt in range(2):
+            result, _ = self.write(self._set_embeddings_query(), params)
+            matched = result[0]["matched"] if result else 0
+            if matched == len(rows):
+                return
+        raise QueryError(
+            f"{self.description} set the name embeddings of {matched} of {len(rows)} nodes; "
+            "nodes were deleted while names were embedded? Run the embedding again."
         )
 
     def nearest_names(self, vector: Sequence[float], k: int = 5) -> list[tuple[Row, float]]:
