@@ -135,7 +135,7 @@ def test_graphraft_ask_answers_a_metaqa_question_end_to_end(server, tiny, tmp_pa
     answer = json.loads(proc.stdout)
     assert {a["name"] for a in answer["answers"]} == {"Once Were Warriors", "Tracker", "River Queen"}
     assert answer["queries"][0]["cypher"] == (
-        'MATCH (a:Person {id: "person:Temuera Morrison"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
+        'MATCH (a:Person {id: "person:Temuera Morrison"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
     )
     assert "Pattern 1: (Temuera Morrison:Person)<-[:STARRED_ACTORS]-(?:Movie)" in answer["evidence"]
     store.clear()

@@ -68,13 +68,29 @@ def test_bridge_between_two_anchors(store):
     found = PatternEnumerator(store).between(DRAMA, HANKS, answer_names=["Cast Away", "Forrest Gump"])
     assert [(p.cypher, p.total, p.hits) for p in found.patterns] == [
         (
-            'MATCH (a:Genre {id: "g1"})<-[:HAS_GENRE]-(t:Movie)-[:STARRED_ACTORS]->(b:Person {id: "p1"}) '
+            'MATCH (a:Genre {id: "g1"})<-[r1:HAS_GENRE]-(t:Movie)-[r2:STARRED_ACTORS]->(b:Person {id: "p1"}) '
             "RETURN DISTINCT t.id AS id",
             2,
             2,
         )
     ]
     assert_rendered_counts_match(store, found)
+
+
+def test_a_bridge_is_rooted_at_the_anchor_mentioned_first(store):
+    """Not by the anchors' ids: the text L1 writes follows the question's order of mentions,
+    so one wording is always written the same way round."""
+    load(store)
+    enumerator = PatternEnumerator(store)
+    for first, second in ((HANKS, DRAMA), (DRAMA, HANKS)):
+        bridges = [
+            p.pattern for p in enumerator.all_patterns([first, second], max_hops=1).patterns if p.pattern.end_anchor
+        ]
+        assert bridges and all((p.anchor, p.end_anchor) == (first, second) for p in bridges)
+        assert all(
+            p.cypher.startswith(f'MATCH (a:{first.labels[0]} {{id: "{first.id}"}})')
+            for p in enumerator.between(first, second).patterns
+        )
 
 
 def test_hub_cap_skips_busy_nodes_and_says_so(store):

@@ -12,15 +12,15 @@ HANKS = AnchorRef("person:Tom Hanks", ("Person",))
 def test_one_hop_renders_canonically():
     pattern = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)),), target=1)
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
     )
 
 
 def test_multi_hop_is_one_path_and_excludes_the_anchor_only_when_labels_allow():
     to_year = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)), Step("RELEASE_YEAR", True, ("Year",))), 2)
     assert render(to_year) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(:Movie)'
-        "-[:RELEASE_YEAR]->(t:Year) RETURN DISTINCT t.id AS id"
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(:Movie)'
+        "-[r2:RELEASE_YEAR]->(t:Year) RETURN DISTINCT t.id AS id"
     )
     co_star = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)), Step("STARRED_ACTORS", True, ("Person",))), 2)
     assert render(co_star).endswith("(t:Person) WHERE t <> a RETURN DISTINCT t.id AS id")
@@ -36,8 +36,8 @@ def test_bridge_names_both_anchors():
         end_anchor=genre,
     )
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie)'
-        '-[:HAS_GENRE]->(b:Genre {id: "genre:Drama"}) RETURN DISTINCT t.id AS id'
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie)'
+        '-[r2:HAS_GENRE]->(b:Genre {id: "genre:Drama"}) RETURN DISTINCT t.id AS id'
     )
 
 
@@ -46,7 +46,7 @@ def test_quotes_backslashes_and_odd_identifiers_are_escaped():
     pattern = Pattern(anchor, (Step("ACTED IN", True, ("Movie`s",)),), 1)
     assert render(pattern) == (
         'MATCH (a:`Person Of Interest` {id: "p:Dwayne \\"The Rock\\" \\\\ Jr."})'
-        "-[:`ACTED IN`]->(t:`Movie``s`) RETURN DISTINCT t.id AS id"
+        "-[r1:`ACTED IN`]->(t:`Movie``s`) RETURN DISTINCT t.id AS id"
     )
 
 
@@ -67,7 +67,7 @@ def test_invalid_patterns_are_refused(steps, target, end):
         Pattern(HANKS, steps, target, end)
 
 
-def test_three_hop_names_relationships_that_could_be_walked_twice():
+def test_every_relationship_is_named_and_those_that_could_be_walked_twice_are_kept_apart():
     pattern = Pattern(
         HANKS,
         (
@@ -78,7 +78,7 @@ def test_three_hop_names_relationships_that_could_be_walked_twice():
         3,
     )
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(:Movie)'
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(:Movie)'
         "-[r2:DIRECTED_BY]->(:Person)<-[r3:DIRECTED_BY]-(t:Movie) WHERE r2 <> r3 "
         "RETURN DISTINCT t.id AS id"
     )
@@ -93,3 +93,51 @@ def test_three_hop_names_relationships_that_could_be_walked_twice():
         3,
     )
     assert "WHERE" not in render(other)
+
+
+def _decisions(pattern: Pattern) -> list:
+    """What L1 decides, in the order the text says it: the anchor, then each step and the
+    node it reaches (its labels; whether it is the target or the second anchor), then the end."""
+    out: list = [("anchor", pattern.anchor)]
+    last = len(pattern.steps)
+    for index, step in enumerate(pattern.steps, 1):
+        out.append(("step", step.type, step.outgoing))
+        end = pattern.end_anchor if index == last else None
+        out.append(("node", step.labels, index == pattern.target, end))
+    return out + [("end",)]
+
+
+def _all_patterns() -> list[Pattern]:
+    """Every pattern over a small schema with reusable relationships: 1-3 hops, each target,
+    and bridges."""
+    from itertools import product
+
+    steps = [Step(t, out, labels) for t, out, labels in product(("A", "B"), (True, False), (("X",), ("Y",)))]
+    anchor, other = AnchorRef("x1", ("X",)), AnchorRef("y1", ("Y",))
+    found = []
+    for hops in (1, 2, 3):
+        for path in product(steps, repeat=hops):
+            for target in range(1, hops + 1):
+                found.append(Pattern(anchor, path, target))
+    for path in product(steps, repeat=2):
+        if path[1].labels == other.labels:
+            found.append(Pattern(anchor, path, 1, end_anchor=other))
+    return found
+
+
+def test_text_is_decided_left_to_right():
+    """For every pair of candidates, the texts agree up to the first part where their structures
+    differ: no part of the text depends on what comes after it, so L1 decides each part where the
+    question tells it. (Naming a relationship only when a later step could reuse it broke this:
+    a 2-hop path and its 3-hop extensions differed at the first `[`.)"""
+    patterns = _all_patterns()
+    texts = [render(p) for p in patterns]
+    decisions = [_decisions(p) for p in patterns]
+    assert len(set(texts)) == len(patterns) > 500
+    for i in range(len(patterns)):
+        for j in range(i + 1, len(patterns)):
+            same = next(k for k, (a, b) in enumerate(zip(decisions[i], decisions[j])) if a != b)
+            shared = texts[i][: next((k for k, (a, b) in enumerate(zip(texts[i], texts[j])) if a != b), None)]
+            # each decided part of the path ends with `)` (a node) or `]` (a relationship)
+            parts = shared.count(")") + shared.count("]")
+            assert parts >= same, (texts[i], texts[j])

@@ -101,9 +101,11 @@ class PatternEnumerator:
     def between(
         self, first: AnchorRef, second: AnchorRef, answer_ids: Sequence[str] = (), answer_names: Sequence[str] = ()
     ) -> Enumeration:
-        """Length-2 paths joining two anchors; the middle node is the target."""
+        """Length-2 paths joining two anchors; the middle node is the target. Rooted at
+        ``first``: callers pass anchors in the order the question mentions them, so the text
+        L1 writes follows the question (ordered by id, one wording rendered either way round
+        by its names' alphabetical order, and training targets split between the two)."""
         started = time.perf_counter()
-        first, second = sorted((first, second))  # one canonical orientation per pair
         result = Enumeration()
         params = {
             "anchor": first.id,

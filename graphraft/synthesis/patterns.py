@@ -16,7 +16,7 @@ from typing import Any
 from graphraft.graph.cypher_text import label_expression, quote_identifier, string_literal
 
 #: Bump when the rendered text changes: adapters trained on older text must not be used.
-RENDERER_VERSION = 1
+RENDERER_VERSION = 2  # 2: every relationship named (r1, r2, ...); bridges oriented by mention order
 
 
 @dataclass(frozen=True, order=True)
@@ -125,19 +125,25 @@ def render(pattern: Pattern, graph_label: str | None = None) -> str:
     """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
     twice, targets other than the anchors, distinct target ids.
 
-    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
+    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
+
+    Written left to right: the text of each part depends only on the parts before it
+    (conditions come after the whole path), so two candidates' texts agree up to the first
+    part where their structures differ.
 
     ``graph_label``: the executed form in a database that holds other graphs too (Neo4j), the
     graph's label added to the root node (relationships never leave a graph, so the root confines
     the path). Training targets and candidates are the canonical form, without it."""
     pairs = _reusable_pairs(pattern)
-    named = {index for pair in pairs for index in pair}
     root = pattern.anchor.labels + ((graph_label,) if graph_label else ())
     text = [_node("a", root, pattern.anchor.id)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
-        variable = f"r{index}" if index in named else ""
-        rel = f"[{variable}:{quote_identifier(step.type)}]"
+        # Every relationship is named, whether or not a condition will need it: the text of a
+        # step may not depend on the steps after it, so that L1 decides each step where the
+        # question tells it (named only where reused, a 2-hop path began `-[:T]->` and its
+        # 3-hop extensions `-[r1:T]->`, and L1 had to guess the length at the first `[`).
+        rel = f"[r{index}:{quote_identifier(step.type)}]"
         text.append(f"-{rel}->" if step.outgoing else f"<-{rel}-")
         if index == pattern.target:
             text.append(_node("t", step.labels))

@@ -6,15 +6,16 @@ naming file:line."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.files import jsonl_rows
-from graphraft.synthesis.patterns import AnchorRef, Pattern
+from graphraft.synthesis.patterns import AnchorRef, Pattern, render
 
 
 class AnchorRow(BaseModel):
@@ -34,10 +35,25 @@ class AnchorRow(BaseModel):
         return AnchorRef(self.id, tuple(self.labels))
 
 
+def _rendered(data: Any) -> Any:
+    """A row's query text is the renderer's, from its pattern: a file written by an older
+    renderer is read with today's text (the pattern is what synthesis found; the text is only
+    how it is written), so training targets stay among the candidates ask enumerates."""
+    if isinstance(data, dict) and isinstance(data.get("pattern"), dict) and data.get("cypher") is not None:
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # not a pattern: validation names the field
+            data = {**data, "cypher": render(Pattern.from_dict(data["pattern"]))}
+    return data
+
+
 class RankedQuery(BaseModel):
     """A candidate query with its score against the question's answers (`Ranked.to_dict`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_from_pattern(cls, data: Any) -> Any:
+        return _rendered(data)
 
     cypher: str
     pattern: dict[str, Any]  # Pattern.to_dict()
@@ -53,6 +69,11 @@ class SynthesisRow(BaseModel):
     alternatives) or dropped (with the ``reason``). Both writers set every field (a test checks)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_from_pattern(cls, data: Any) -> Any:
+        return _rendered(data)
 
     qid: str
     question: str
