@@ -104,6 +104,8 @@ class RecordingNeo4jStore(Neo4jStore):
 
     def write(self, query, params=None):
         self.sent.append({"query": query, "parameters": params or {}})
+        if "AS matched" in query:  # as if every row's node were there
+            return [{"matched": len((params or {}).get("rows", []))}], WriteStats()
         return [], WriteStats()
 
 
