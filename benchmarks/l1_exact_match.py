@@ -2,12 +2,17 @@
 (equal shares of 1/2/3-hop questions; targets as in training: graphraft/training/targets.py).
 
     python benchmarks/l1_exact_match.py --config training/l1_cpu.yaml [--questions 500] [--beams 5] [--no-adapter]
+        [--by-wording 10] [--containing TEXT]
+
+--by-wording N prints the N question wordings (mentions masked) with the lowest exact match among
+those asked at least 5 times in the sample: where L1 is wrong on a whole wording, not a question.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from pathlib import Path
 
 from graphraft.config import load_settings
@@ -16,7 +21,7 @@ from graphraft.inference.adapters import load_adapter
 from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import read_synthesis, stable_sample
-from graphraft.training.targets import choose_targets
+from graphraft.training.targets import choose_targets, question_template
 from graphraft.training.trainer import ExactMatch
 
 
@@ -33,12 +38,15 @@ def main() -> None:
         help="1: the most likely query (exact search); more: as `ask` ranks them, scoring the first.",
     )
     parser.add_argument("--show-mistakes", type=int, default=0, help="Print this many wrong queries.")
+    parser.add_argument("--containing", help="Only the validation questions whose text contains this.")
+    parser.add_argument("--by-wording", type=int, default=0, help="Print the N wordings L1 gets least right.")
     args = parser.parse_args()
     config = TrainConfig.from_yaml(args.config)
     settings = load_settings(graph=config.graph)
     rows = read_synthesis(config.data)
     targets = choose_targets(rows)
-    validation = stable_sample([r for r in rows if r.split == "validation"], args.questions, config.seed)
+    validation = [r for r in rows if r.split == "validation" and (args.containing or "") in r.question]
+    validation = stable_sample(validation, args.questions, config.seed)
     model, tokenizer = load_base(config, settings.home)
     if not args.no_adapter:
         model = load_adapter(model, args.adapter or Path(config.output_dir) / "adapter", "l1", config.base_model)
@@ -56,6 +64,14 @@ def main() -> None:
     print(f"  {elapsed:.0f}s ({prepared:.0f}s enumerating candidates)")
     for question, target, written in judge.mistakes[: args.show_mistakes]:
         print(f"- {question}\n    target:  {target}\n    written: {written}")
+    if args.by_wording:
+        wording = {row.question: question_template(row.question, row.mentions) for row in validation}
+        asked = Counter(wording.values())
+        wrong = Counter(wording[question] for question, _, _ in judge.mistakes)
+        worst = sorted((w for w in asked if asked[w] >= 5), key=lambda w: (-(wrong[w] / asked[w]), -asked[w], w))
+        print(f"the {args.by_wording} wordings (of {sum(n >= 5 for n in asked.values())} asked 5+ times) least right:")
+        for w in worst[: args.by_wording]:
+            print(f"  {100 * (1 - wrong[w] / asked[w]):6.1f} %  of {asked[w]:>3}  {w}")
 
 
 if __name__ == "__main__":

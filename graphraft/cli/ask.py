@@ -108,7 +108,10 @@ def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> N
     out.print("[bold]Cypher[/] (score order, read-only):")
     for number, query in enumerate(answer.queries, 1):
         status = f"{query.results} results" if query.error is None else f"error: {query.error}"
-        out.print(f"  {number}. {escape(query.cypher)}  [{status}, {query.seconds * 1000:.0f} ms]", highlight=False)
+        # literally: the brackets around the status are text, not markup (as markup, an
+        # `[error: ...]` vanished from the line)
+        line = f"  {number}. {query.cypher}  [{status}, {query.seconds * 1000:.0f} ms]"
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     anchors = ", ".join(f"{a['name']} ({a['method']})" for a in answer.anchors)
     out.print(f"[bold]Anchors:[/] {escape(anchors)}; {answer.candidates} candidate queries")
     out.print("[bold]Evidence:[/]")
