@@ -4,6 +4,7 @@ errors, names and evidence holding brackets or markup are not eaten by the termi
 from __future__ import annotations
 
 from graphraft.cli.ask import print_answer
+from graphraft.cli.graph import print_rows
 from graphraft.inference.pipeline import Answer, AnswerNode, QueryInfo
 
 
@@ -34,3 +35,10 @@ def test_an_answer_with_a_query_error_and_markup_in_values_prints_literally(caps
     assert "[error: timed out [5000 ms], 500 ms]" in printed
     assert "Heat [film] (exact)" in printed
     assert "[red]Michael Mann[/red]" in printed and "(Heat:Movie)-[:DIRECTED_BY]->(?:Person)" in printed
+
+
+def test_query_rows_print_values_and_column_names_literally(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    print_rows([{"[b]title[/b]": "[red]Heat[/red]", "year": "[1995]"}, {"[b]title[/b]": "Big", "year": 1988}])
+    printed = capsys.readouterr().out
+    assert "[b]title[/b]" in printed and "[red]Heat[/red]" in printed and "[1995]" in printed

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from graphraft.cli.common import GraphOption, JsonOption, err, out, settings_from
 from graphraft.config import Settings
@@ -122,15 +123,16 @@ def print_schema(where: str, schema) -> None:
         out.print(f"{where}: the graph is empty (load one with `graphraft load demo`)")
         return
     out.print(f"[bold]{where}[/]: {schema.node_count:,} nodes, {schema.relationship_count:,} relationships")
+    # names from the database are cells of Text, never markup
     labels = Table("label", "nodes", title="Labels")
     for label, count in schema.labels.items():
-        labels.add_row(label, f"{count:,}")
+        labels.add_row(Text(label), f"{count:,}")
     types = Table("relationship type", "count", title="Relationship types")
     for rel_type, count in schema.relationship_types.items():
-        types.add_row(rel_type, f"{count:,}")
+        types.add_row(Text(rel_type), f"{count:,}")
     patterns = Table("pattern", "count", title="Patterns")
     for pattern in schema.patterns:
-        patterns.add_row(str(pattern), f"{pattern.count:,}")
+        patterns.add_row(Text(str(pattern)), f"{pattern.count:,}")
     for table in (labels, types, patterns):
         out.print(table)
 
@@ -159,9 +161,12 @@ def print_rows(rows: list[dict], limit: int = 25) -> None:
     if not rows:
         out.print("(no rows)")
         return
-    table = Table(*rows[0].keys())
+    # values and column names as Text: a value holding `[red]` or `[1999]` prints as it is
+    table = Table()
+    for key in rows[0]:
+        table.add_column(Text(str(key)))
     for row in rows[:limit]:
-        table.add_row(*(str(v) for v in row.values()))
+        table.add_row(*(Text(str(v)) for v in row.values()))
     out.print(table)
     if len(rows) > limit:
         out.print(f"... {len(rows) - limit} more rows")
