@@ -79,6 +79,15 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Time limit to connect to the database and for admin calls."
     )
     ask_timeout_s: float = Field(120.0, gt=0, description="Overall time limit for answering one question.")
+    # --- what one question may ask for (a request past these is refused at once) ---------
+    max_ask_timeout_s: float = Field(
+        600.0, gt=0, description="The longest deadline a request may ask for (`serve`'s timeout_s is capped to it)."
+    )
+    max_question_chars: int = Field(1_000, gt=0, description="Longest question, in characters.")
+    max_mentions: int = Field(8, gt=0, description="Most entity mentions in one question.")
+    max_anchors: int = Field(
+        16, gt=0, description="Most anchor nodes one question resolves to (bridges grow with their square)."
+    )
     load_batch_size: int = Field(LOAD_BATCH_SIZE, gt=0)
 
     # --- name embeddings -------------------------------------------------------------

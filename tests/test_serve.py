@@ -71,6 +71,28 @@ def test_user_errors_are_one_line_json_with_their_status(client, payload, status
     assert error in response.json()["error"] and "\n" not in response.json()["error"]
 
 
+def test_what_one_request_may_ask_for_is_bounded(client):
+    """A 1 MB question, fifty marked mentions: refused before any model or query runs."""
+    huge = client.post("/ask", json={"question": "who directed [Big] " + "x" * 1_000_000})
+    assert huge.status_code == 400 and "at most 1,000 (GRAPHRAFT_MAX_QUESTION_CHARS)" in huge.json()["error"]
+    many = client.post("/ask", json={"question": " ".join(f"[Person {i}]" for i in range(50))})
+    assert many.status_code == 400 and "names 50 entities; at most 8" in many.json()["error"]
+
+
+def test_a_request_names_more_anchors_than_allowed_or_a_deadline_past_the_cap(engine, monkeypatch):
+    capped = engine.settings.model_copy(update={"max_ask_timeout_s": 1e-6, "max_anchors": 2})
+    monkeypatch.setattr(engine, "settings", capped)
+    with TestClient(create_app(engine, timeout_s=60)) as client:
+        # the default (60 s) and the client's 1e9 s are both cut to the server's cap
+        slow = client.post("/ask", json={"question": QUESTIONS[0], "timeout_s": 1e9})
+        assert slow.status_code == 504 and "its 1e-06s limit" in slow.json()["error"]
+    monkeypatch.setattr(engine, "settings", capped.model_copy(update={"max_ask_timeout_s": 60}))
+    with TestClient(create_app(engine, timeout_s=60)) as client:
+        # "Contact" is a film and a book: three mentions, four nodes
+        three = client.post("/ask", json={"question": "do [Contact], [Big] and [Cast Away] share a genre"})
+        assert three.status_code == 400 and "match 4 nodes; at most 2 (GRAPHRAFT_MAX_ANCHORS)" in three.json()["error"]
+
+
 def test_a_malformed_request_is_422_and_an_unknown_entity_says_so(client):
     assert client.post("/ask", json={"beams": 2}).status_code == 422  # no question
     assert client.post("/ask", json={"question": "x", "max_hops": 9}).status_code == 422

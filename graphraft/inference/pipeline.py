@@ -156,6 +156,12 @@ class GraphRAFT:
         override the config for this call."""
         if any(not question or not question.strip() for question in questions):
             raise InvalidInputError("the question is empty")
+        limit = self.settings.max_question_chars
+        if any(len(question) > limit for question in questions):
+            longest = max(len(question) for question in questions)
+            raise InvalidInputError(
+                f"the question is {longest:,} characters long; at most {limit:,} (GRAPHRAFT_MAX_QUESTION_CHARS)"
+            )
         deadline = deadline or Deadline(
             self.settings.ask_timeout_s * max(1, len(questions)),
             "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions",
@@ -184,7 +190,18 @@ class GraphRAFT:
         clock = time.perf_counter()
         deadline.check("finding the entities")
         mentions = self.extractor.extract(question)
-        anchors = self.resolver.resolve_all(mentions) if mentions else []
+        if len(mentions) > self.settings.max_mentions:
+            raise InvalidInputError(
+                f"the question names {len(mentions)} entities; at most {self.settings.max_mentions} "
+                "(GRAPHRAFT_MAX_MENTIONS)"
+            )
+        # the deadline holds between mentions too
+        anchors = self.resolver.resolve_all(mentions, check=lambda: deadline.check("finding the entities"))
+        if len(anchors) > self.settings.max_anchors:
+            raise InvalidInputError(
+                f"the question's {len(mentions)} entities match {len(anchors)} nodes; at most "
+                f"{self.settings.max_anchors} (GRAPHRAFT_MAX_ANCHORS): name them more exactly"
+            )
         answer.mentions = [m.text for m in mentions]
         answer.anchors = [a.to_dict() for a in anchors]
         answer.timings["anchors"] = round(time.perf_counter() - clock, 4)

@@ -46,7 +46,10 @@ class AskRequest(BaseModel):
     beams: int | None = Field(None, ge=1, le=50, description="Queries L1 writes (default: the server's).")
     max_hops: int | None = Field(None, ge=1, le=3, description="Longest candidate pattern (default: the server's).")
     timeout_s: float | None = Field(
-        None, gt=0, description="This request's deadline in seconds, waiting included (default: the server's)."
+        None,
+        gt=0,
+        description="This request's deadline in seconds, waiting included (default: the server's; "
+        "capped at its GRAPHRAFT_MAX_ASK_TIMEOUT_S).",
     )
 
 
@@ -65,7 +68,8 @@ def status_of(exc: GraphRAFTError) -> int:
 def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
     """An app around a built pipeline. ``timeout_s``: the default deadline of a request
     (default: the engine's settings.ask_timeout_s)."""
-    default_timeout = timeout_s or engine.settings.ask_timeout_s
+    max_timeout = engine.settings.max_ask_timeout_s
+    default_timeout = min(timeout_s or engine.settings.ask_timeout_s, max_timeout)
     model_lock = threading.Lock()
     graph = getattr(engine.store, "graph_name", engine.store.description)
     adapters = (("L1", engine.settings.l1_adapter), ("L2", engine.settings.l2_adapter))
@@ -88,7 +92,8 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
         started = time.perf_counter()
         if not request.question.strip():
             raise InvalidInputError("the question is empty")
-        deadline = Deadline(request.timeout_s or default_timeout, "answering the question")
+        # a client may ask for less time than the server's default, or more up to its cap
+        deadline = Deadline(min(request.timeout_s or default_timeout, max_timeout), "answering the question")
         # the wait for the model counts against the deadline
         if not model_lock.acquire(timeout=max(0.0, deadline.remaining())):
             raise DeadlineExceededError(

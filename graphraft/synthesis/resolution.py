@@ -168,10 +168,13 @@ class EntityResolver:
             if score >= TEXT_FLOOR
         ]
 
-    def resolve_all(self, mentions: list[Mention]) -> list[Anchor]:
-        """Anchors for every mention, without repeating a node."""
+    def resolve_all(self, mentions: list[Mention], check: Callable[[], None] | None = None) -> list[Anchor]:
+        """Anchors for every mention, without repeating a node. ``check`` is called before each
+        mention (a deadline's check raises when time is up)."""
         seen, anchors = set(), []
         for mention in mentions:
+            if check is not None:
+                check()
             for anchor in self.resolve(mention):
                 if anchor.id not in seen:
                     seen.add(anchor.id)
