@@ -203,6 +203,18 @@ def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
     assert store.nearest_names(embedder.embed(["thomas hanks"])[0], k=1)[0][0]["id"] == "p1"
 
 
+def test_a_graph_loaded_by_hand_with_a_repeated_id_is_refused_when_prepared(store):
+    """The unique-id constraint cannot be built: an error naming the cause, not a silence."""
+    from graphraft.errors import QueryError
+    from graphraft.graph.cypher_text import label_expression
+
+    node = f"(n{label_expression((store.entity_label, 'Person'))} {{id: 'x', name: $name}})"
+    store.write(f"CREATE {node}", {"name": "Ann"})
+    store.write(f"CREATE {node}", {"name": "Bob"})
+    with pytest.raises(QueryError, match=r"node ids are not unique in .*; cannot add the id constraint"):
+        store.prepare_names()
+
+
 def test_embeddings_for_a_node_not_in_the_graph_are_an_error_not_a_silence(store, embedder):
     from graphraft.errors import QueryError
 

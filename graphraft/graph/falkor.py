@@ -214,14 +214,21 @@ class FalkorDBStore(GraphStore):
         except ResponseError as exc:
             if "already exists" not in str(exc).lower():
                 raise QueryError(f"cannot create the unique id constraint on {self.description}: {exc}") from None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        # a write's limit: building the constraint reads every node once
+        deadline = time.monotonic() + self.write_timeout_ms / 1000
+        while True:
             rows = self.read("CALL db.constraints() YIELD label, properties, status RETURN label, properties, status")
             states = [r["status"] for r in rows if r["label"] == ENTITY_LABEL and r["properties"] == ["id"]]
             if states and states[0] == "OPERATIONAL":
                 return
             if states and states[0] == "FAILED":
                 raise QueryError(f"node ids are not unique in {self.description}; cannot add the id constraint")
+            if time.monotonic() >= deadline:
+                # without it a reload could add a second node for an id: an error, not a silence
+                raise QueryError(
+                    f"the unique id constraint of {self.description} was not ready within "
+                    f"{self.write_timeout_ms / 1000:g}s (GRAPHRAFT_WRITE_TIMEOUT_MS); load again to retry"
+                )
             time.sleep(0.05)
 
     def has_vector_index(self) -> bool:

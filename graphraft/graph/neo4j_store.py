@@ -262,10 +262,17 @@ class Neo4jStore(GraphStore):
     def _create_index(self, label: str, prop: str) -> None:
         if label == self.entity_label and prop == "id":
             # Unique ids (within the graph) are an invariant; the constraint also provides the index.
-            self.write(
-                f"CREATE CONSTRAINT {index_name('id', self.graph_name)} IF NOT EXISTS "
-                f"FOR (n{self._entity}) REQUIRE n.id IS UNIQUE"
-            )
+            try:
+                self.write(
+                    f"CREATE CONSTRAINT {index_name('id', self.graph_name)} IF NOT EXISTS "
+                    f"FOR (n{self._entity}) REQUIRE n.id IS UNIQUE"
+                )
+            except QueryError as exc:
+                if "Unable to create Constraint" not in str(exc):
+                    raise
+                raise QueryError(
+                    f"node ids are not unique in {self.description}; cannot add the id constraint"
+                ) from None
             return
         self.write(f"CREATE INDEX IF NOT EXISTS FOR (n:{quote_identifier(label)}) ON (n.{quote_identifier(prop)})")
 
