@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     max_ask_timeout_s: float = Field(
         600.0, gt=0, description="The longest deadline a request may ask for (`serve`'s timeout_s is capped to it)."
     )
+    max_queued: int = Field(
+        16, gt=0, description="`serve`: questions waiting or running at once; more are answered 503 with Retry-After."
+    )
     max_question_chars: int = Field(1_000, gt=0, description="Longest question, in characters.")
     max_mentions: int = Field(8, gt=0, description="Most entity mentions in one question.")
     max_anchors: int = Field(

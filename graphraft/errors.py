@@ -69,3 +69,7 @@ class InvalidInputError(GraphRAFTError):
     """A user-supplied value that cannot work (an empty question, a bad option value)."""
 
     exit_code = 2
+
+
+class BusyError(GraphRAFTError):
+    """The service has as many questions waiting as it takes; come back later (HTTP 503)."""

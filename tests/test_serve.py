@@ -3,6 +3,7 @@ database with the tiny model under the constraint."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -91,6 +92,30 @@ def test_a_request_names_more_anchors_than_allowed_or_a_deadline_past_the_cap(en
         # "Contact" is a film and a book: three mentions, four nodes
         three = client.post("/ask", json={"question": "do [Contact], [Big] and [Cast Away] share a genre"})
         assert three.status_code == 400 and "match 4 nodes; at most 2 (GRAPHRAFT_MAX_ANCHORS)" in three.json()["error"]
+
+
+def test_a_full_queue_is_503_with_retry_after_and_health_answers_while_a_question_runs(engine, monkeypatch):
+    inside, release = threading.Event(), threading.Event()
+    ask = engine.ask
+
+    def held(*args, **kwargs):  # a question that holds the model until the test lets it go
+        inside.set()
+        assert release.wait(60)
+        return ask(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "settings", engine.settings.model_copy(update={"max_queued": 1}))
+    monkeypatch.setattr(engine, "ask", held)
+    with TestClient(create_app(engine, timeout_s=60)) as client, ThreadPoolExecutor(1) as pool:
+        first = pool.submit(client.post, "/ask", json={"question": QUESTIONS[0]})
+        assert inside.wait(60)
+        busy = client.post("/ask", json={"question": QUESTIONS[1]})
+        assert busy.status_code == 503 and busy.headers["Retry-After"] == "5"
+        assert "1 questions are already waiting or running (GRAPHRAFT_MAX_QUEUED)" in busy.json()["error"]
+        health = client.get("/health")
+        assert health.status_code == 200 and health.json()["status"] == "ok" and not first.done()
+        release.set()
+        assert first.result().status_code == 200
+        assert client.post("/ask", json={"question": QUESTIONS[1]}).status_code == 200
 
 
 def test_a_malformed_request_is_422_and_an_unknown_entity_says_so(client):

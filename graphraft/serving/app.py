@@ -3,8 +3,11 @@
 The pipeline (models, adapters, the store) is built once, before the app serves. Questions run
 on the model one at a time, under a lock: on a CPU the model is the bottleneck either way, and
 the L1/L2 adapters it switches between are shared state. Every request has a deadline that also
-counts its wait for the lock. A user's mistake comes back as ``{"error": "<one line>"}`` with the
-status that fits; every question gets one log line."""
+counts its wait for the lock. At most ``max_queued`` questions wait or run at once: one more is
+answered 503 with ``Retry-After`` at once, so waiting questions never take every worker thread;
+``/health`` runs on threads of its own and answers while questions queue. A user's mistake
+comes back as ``{"error": "<one line>"}`` with the status that fits; every question gets one
+log line."""
 
 from __future__ import annotations
 
@@ -12,11 +15,13 @@ import logging
 import threading
 import time
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from graphraft.errors import (
+    BusyError,
     DatabaseUnavailableError,
     DeadlineExceededError,
     GraphDataLostError,
@@ -38,7 +43,11 @@ STATUS = (
     (QueryTimeoutError, 504),  # DeadlineExceededError included
     (GraphDataLostError, 503),
     (DatabaseUnavailableError, 503),
+    (BusyError, 503),
 )
+
+#: seconds a client is told to wait when the queue is full
+RETRY_AFTER_S = 5
 
 
 class AskRequest(BaseModel):
@@ -71,6 +80,8 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
     max_timeout = engine.settings.max_ask_timeout_s
     default_timeout = min(timeout_s or engine.settings.ask_timeout_s, max_timeout)
     model_lock = threading.Lock()
+    queued = threading.BoundedSemaphore(engine.settings.max_queued)  # questions waiting or running
+    health_threads = anyio.CapacityLimiter(2)  # not the pool questions wait in
     graph = getattr(engine.store, "graph_name", engine.store.description)
     adapters = (("L1", engine.settings.l1_adapter), ("L2", engine.settings.l2_adapter))
     models = ", ".join([f"base {engine.settings.base_model}"] + [f"{task} {path}" for task, path in adapters if path])
@@ -84,7 +95,8 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
     def graphraft_error(request: Request, exc: GraphRAFTError) -> JSONResponse:
         message = " ".join(str(exc).split())
         logger.info("%s %s -> %d: %s", request.method, request.url.path, status_of(exc), message)
-        return JSONResponse({"error": message}, status_code=status_of(exc))
+        retry = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, BusyError) else None
+        return JSONResponse({"error": message}, status_code=status_of(exc), headers=retry)
 
     @app.post("/ask", response_model=Answer)
     def ask(request: AskRequest) -> Answer:
@@ -92,6 +104,17 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
         started = time.perf_counter()
         if not request.question.strip():
             raise InvalidInputError("the question is empty")
+        if not queued.acquire(blocking=False):
+            raise BusyError(
+                f"{engine.settings.max_queued} questions are already waiting or running "
+                "(GRAPHRAFT_MAX_QUEUED); try again shortly"
+            )
+        try:
+            return _answer(request, started)
+        finally:
+            queued.release()
+
+    def _answer(request: AskRequest, started: float) -> Answer:
         # a client may ask for less time than the server's default, or more up to its cap
         deadline = Deadline(min(request.timeout_s or default_timeout, max_timeout), "answering the question")
         # the wait for the model counts against the deadline
@@ -120,10 +143,10 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
         return engine.store.schema()
 
     @app.get("/health", response_model=Health)
-    def health() -> JSONResponse:
+    async def health() -> JSONResponse:
         """Whether the database answers and which models are loaded (503 when the database does not)."""
         try:
-            nodes = engine.store.count_nodes()
+            nodes = await anyio.to_thread.run_sync(engine.store.count_nodes, limiter=health_threads)
         except GraphRAFTError as exc:
             body = Health(status="unavailable", database=" ".join(str(exc).split()), graph=graph, models=models)
             return JSONResponse(body.model_dump(), status_code=503)
