@@ -83,6 +83,11 @@ class Settings(BaseSettings):
     max_ask_timeout_s: float = Field(
         600.0, gt=0, description="The longest deadline a request may ask for (`serve`'s timeout_s is capped to it)."
     )
+    # --- serve's clients -------------------------------------------------------------
+    api_key: SecretStr | None = Field(
+        None, description="`serve`: the bearer token clients must send (GRAPHRAFT_API_KEY_FILE is the other way)."
+    )
+    api_key_file: Path | None = Field(None, description="`serve`: a file holding the bearer token; API_KEY wins.")
     max_queued: int = Field(
         16, gt=0, description="`serve`: questions waiting or running at once; more are answered 503 with Retry-After."
     )
@@ -172,6 +177,23 @@ class Settings(BaseSettings):
                     f"cannot read NEO4J_PASSWORD_FILE {self.neo4j_password_file}: {exc.strerror}"
                 ) from None
         return None
+
+    def api_secret(self) -> str | None:
+        """`serve`'s bearer token: GRAPHRAFT_API_KEY, else the first line of GRAPHRAFT_API_KEY_FILE."""
+        if self.api_key is not None:
+            key = self.api_key.get_secret_value().strip()
+            where = "GRAPHRAFT_API_KEY"
+        elif self.api_key_file is not None:
+            where = f"the API key file {self.api_key_file}"
+            try:
+                key = self.api_key_file.read_text().strip()
+            except OSError as exc:
+                raise ConfigurationError(f"cannot read {where}: {exc.strerror}") from None
+        else:
+            return None
+        if len(key) < 16:
+            raise ConfigurationError(f"{where} holds a key of {len(key)} characters; use 16 or more")
+        return key
 
 
 def load_settings(**overrides) -> Settings:

@@ -73,3 +73,7 @@ class InvalidInputError(GraphRAFTError):
 
 class BusyError(GraphRAFTError):
     """The service has as many questions waiting as it takes; come back later (HTTP 503)."""
+
+
+class UnauthorizedError(GraphRAFTError):
+    """A request to the service without the bearer token it requires (HTTP 401)."""

@@ -118,6 +118,34 @@ def test_a_full_queue_is_503_with_retry_after_and_health_answers_while_a_questio
         assert client.post("/ask", json={"question": QUESTIONS[1]}).status_code == 200
 
 
+def test_with_an_api_key_ask_and_schema_need_the_bearer_token_and_health_does_not(engine):
+    key = "k3y-" + "x" * 28
+    with TestClient(create_app(engine, timeout_s=60, api_key=key)) as client:
+        for method, path, body in (("post", "/ask", {"question": QUESTIONS[1]}), ("get", "/schema", None)):
+            call = getattr(client, method)
+            kwargs = {"json": body} if body else {}
+            none = call(path, **kwargs)
+            assert none.status_code == 401 and none.headers["WWW-Authenticate"] == "Bearer"
+            assert "a bearer token is required" in none.json()["error"]
+            wrong = call(path, headers={"Authorization": "Bearer " + "y" * 32}, **kwargs)
+            assert wrong.status_code == 401
+            assert call(path, headers={"Authorization": f"Bearer {key}"}, **kwargs).status_code == 200
+        assert client.get("/health").status_code == 200
+
+
+def test_serve_refuses_other_interfaces_without_a_key_and_a_short_key(tmp_path):
+    from cli_run import one_line_error, run
+
+    env = {"GRAPHRAFT_HOME": str(tmp_path)}
+    open_to_all = run(["serve", "--host", "0.0.0.0"], env, timeout=120)
+    assert open_to_all.returncode == 2
+    assert "serving on 0.0.0.0 would let anyone who reaches it ask" in one_line_error(open_to_all)
+    short = tmp_path / "key"
+    short.write_text("abc\n")
+    weak = run(["serve", "--host", "0.0.0.0", "--api-key-file", str(short)], env, timeout=120)
+    assert weak.returncode != 0 and "holds a key of 3 characters; use 16 or more" in one_line_error(weak)
+
+
 def test_a_malformed_request_is_422_and_an_unknown_entity_says_so(client):
     assert client.post("/ask", json={"beams": 2}).status_code == 422  # no question
     assert client.post("/ask", json={"question": "x", "max_hops": 9}).status_code == 422

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -18,6 +19,8 @@ from graphraft.cli.options import (
 )
 from graphraft.errors import InvalidInputError
 from graphraft.inference.config import AskConfig
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter):
@@ -77,21 +80,34 @@ def serve_cmd(
         Optional[float],
         typer.Option(min=0.001, help="A request's deadline in seconds (default: GRAPHRAFT_ASK_TIMEOUT_S)."),
     ] = None,
+    api_key_file: Annotated[
+        Optional[Path],
+        typer.Option(help="A file holding the bearer token clients must send (else GRAPHRAFT_API_KEY[_FILE])."),
+    ] = None,
     overrides: dict | None = None,
 ) -> None:
     """Serve GraphRAFT over HTTP: POST /ask, GET /schema, GET /health; OpenAPI docs at /docs.
-    The models load once, before the first request."""
+    The models load once, before the first request. Without an API key it serves this machine
+    only (127.0.0.1); with one, /ask and /schema require it as a bearer token."""
     import logging
 
     import uvicorn
 
     from graphraft.serving.app import create_app
 
+    api_key = settings_from(ctx, api_key_file=api_key_file).api_secret()
+    if api_key is None and host not in LOOPBACK:
+        raise InvalidInputError(
+            f"serving on {host} would let anyone who reaches it ask: give --api-key-file "
+            "(or GRAPHRAFT_API_KEY), or serve on 127.0.0.1"
+        )
     engine = _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter)
     logging.getLogger("graphraft.serving").setLevel(logging.INFO)  # a request log line per question
     err.print(f"serving {engine.store.description} on http://{host}:{port} (docs: http://{host}:{port}/docs)")
+    if api_key is None:
+        err.print("no API key: this machine only (--api-key-file to serve others)")
     try:
-        uvicorn.run(create_app(engine, timeout_s), host=host, port=port, log_level="info")
+        uvicorn.run(create_app(engine, timeout_s, api_key), host=host, port=port, log_level="info")
     finally:
         engine.close()
 

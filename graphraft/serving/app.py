@@ -12,12 +12,14 @@ log line."""
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 
 import anyio
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from graphraft.errors import (
@@ -29,6 +31,7 @@ from graphraft.errors import (
     GraphRAFTError,
     InvalidInputError,
     QueryTimeoutError,
+    UnauthorizedError,
 )
 from graphraft.graph.schema import GraphSchema
 from graphraft.inference.deadline import Deadline
@@ -44,7 +47,9 @@ STATUS = (
     (GraphDataLostError, 503),
     (DatabaseUnavailableError, 503),
     (BusyError, 503),
+    (UnauthorizedError, 401),
 )
+
 
 #: seconds a client is told to wait when the queue is full
 RETRY_AFTER_S = 5
@@ -74,9 +79,19 @@ def status_of(exc: GraphRAFTError) -> int:
     return next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
 
 
-def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
+def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str | None = None) -> FastAPI:
     """An app around a built pipeline. ``timeout_s``: the default deadline of a request
-    (default: the engine's settings.ask_timeout_s)."""
+    (default: the engine's settings.ask_timeout_s). ``api_key``: the bearer token `/ask` and
+    `/schema` require (`/health` stays open for load balancers and orchestrators)."""
+    bearer = HTTPBearer(auto_error=False)
+
+    def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+        if api_key is None:
+            return
+        given = credentials.credentials if credentials is not None else ""
+        if not secrets.compare_digest(given.encode(), api_key.encode()):
+            raise UnauthorizedError("a bearer token is required (Authorization: Bearer <the server's API key>)")
+
     max_timeout = engine.settings.max_ask_timeout_s
     default_timeout = min(timeout_s or engine.settings.ask_timeout_s, max_timeout)
     model_lock = threading.Lock()
@@ -95,10 +110,12 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
     def graphraft_error(request: Request, exc: GraphRAFTError) -> JSONResponse:
         message = " ".join(str(exc).split())
         logger.info("%s %s -> %d: %s", request.method, request.url.path, status_of(exc), message)
-        retry = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, BusyError) else None
-        return JSONResponse({"error": message}, status_code=status_of(exc), headers=retry)
+        headers = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, BusyError) else None
+        if isinstance(exc, UnauthorizedError):
+            headers = {"WWW-Authenticate": "Bearer"}
+        return JSONResponse({"error": message}, status_code=status_of(exc), headers=headers)
 
-    @app.post("/ask", response_model=Answer)
+    @app.post("/ask", response_model=Answer, dependencies=[Depends(authorized)])
     def ask(request: AskRequest) -> Answer:
         """Answer a question: the answers, the Cypher that found them, the evidence and timings."""
         started = time.perf_counter()
@@ -137,7 +154,7 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None) -> FastAPI:
         )
         return answer
 
-    @app.get("/schema", response_model=GraphSchema)
+    @app.get("/schema", response_model=GraphSchema, dependencies=[Depends(authorized)])
     def schema() -> GraphSchema:
         """Labels, relationship types and (label)-[type]->(label) patterns with counts."""
         return engine.store.schema()
