@@ -25,6 +25,9 @@ LOAD_BATCH_SIZE = 5_000  # nodes or relationships per write
 #: the character match keeps names at least this close (rapidfuzz ratio: 1 - normalised Indel
 #: distance); chosen on seeded typos of the MetaQA validation entities (benchmarks/typo_linking.py)
 FUZZY_FLOOR = 0.75
+#: addresses that reach this machine only (the stores name a local server briefly; `serve` without
+#: an API key listens on nothing else)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def default_home() -> Path:

@@ -17,10 +17,9 @@ from graphraft.cli.options import (
     ModelOption,
     with_config_flags,
 )
+from graphraft.config import LOOPBACK_HOSTS
 from graphraft.errors import InvalidInputError
 from graphraft.inference.config import AskConfig
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter):
@@ -96,7 +95,7 @@ def serve_cmd(
     from graphraft.serving.app import create_app
 
     api_key = settings_from(ctx, api_key_file=api_key_file).api_secret()
-    if api_key is None and host not in LOOPBACK:
+    if api_key is None and host not in LOOPBACK_HOSTS:
         raise InvalidInputError(
             f"serving on {host} would let anyone who reaches it ask: give --api-key-file "
             "(or GRAPHRAFT_API_KEY), or serve on 127.0.0.1"

@@ -18,7 +18,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from graphraft.config import WRITE_TIMEOUT_MS
+from graphraft.config import LOOPBACK_HOSTS, WRITE_TIMEOUT_MS
 from graphraft.errors import (
     DatabaseUnavailableError,
     GraphRAFTError,
@@ -73,7 +73,7 @@ class FalkorDBStore(GraphStore):
         self.catalog = catalog
         self.server = f"FalkorDB at {host}:{port}"
         self.description = f"{self.server}, graph '{graph}'"
-        local = host in ("127.0.0.1", "localhost", "::1")
+        local = host in LOOPBACK_HOSTS
         self.identity = f"FalkorDB graph '{graph}'" if local else self.description
         self._clients: dict[int, FalkorDB] = {}
         self._graphs: dict[int, Any] = {}
@@ -222,7 +222,7 @@ class FalkorDBStore(GraphStore):
             if states and states[0] == "OPERATIONAL":
                 return
             if states and states[0] == "FAILED":
-                raise QueryError(f"node ids are not unique in {self.description}; cannot add the id constraint")
+                raise self._ids_not_unique()
             if time.monotonic() >= deadline:
                 # without it a reload could add a second node for an id: an error, not a silence
                 raise QueryError(

@@ -270,9 +270,7 @@ class Neo4jStore(GraphStore):
             except QueryError as exc:
                 if "Unable to create Constraint" not in str(exc):
                     raise
-                raise QueryError(
-                    f"node ids are not unique in {self.description}; cannot add the id constraint"
-                ) from None
+                raise self._ids_not_unique() from None
             return
         self.write(f"CREATE INDEX IF NOT EXISTS FOR (n:{quote_identifier(label)}) ON (n.{quote_identifier(prop)})")
 

@@ -157,6 +157,10 @@ class GraphStore(ABC):
         """Nodes and relationships of a graph known to exist."""
         return self.count_nodes(), self.count_relationships()
 
+    def _ids_not_unique(self) -> QueryError:
+        """The unique-id constraint cannot be built: two nodes of the graph share an id."""
+        return QueryError(f"node ids are not unique in {self.description}; cannot add the id constraint")
+
     def _not_found(self) -> GraphRAFTError:
         """The graph is missing: never loaded (say which exist) or lost (say when it was loaded)."""
         known = (self.catalog.graphs() if self.catalog is not None else {}).get(self.graph_name)
@@ -324,10 +328,10 @@ class GraphStore(ABC):
         # Six decimals keep float32 cosine exact enough and halve the parameter text to send.
         vectors = np.round(np.asarray([vec for _, vec in rows], dtype=np.float64), 6).tolist()
         params = {"rows": [{"id": node_id, "vector": vec} for (node_id, _), vec in zip(rows, vectors)]}
-        # The write says how many nodes it matched. Once in a CI run FalkorDB's UNWIND-over-index
-        # write matched fewer than it was given, silently; the write is idempotent, so a short
-        # count is sent once more, and a second short count is an error rather than names left
-        # without embeddings.
+        # The write says how many nodes it matched. Once in a CI run a FalkorDB write left names
+        # without embeddings and reported no error (the cause was not found); the write is
+        # idempotent, so a short count is sent once more, and a second short count is an error
+        # rather than names left without embeddings.
         for _attempt in range(2):
             result, _ = self.write(self._set_embeddings_query(), params)
             matched = result[0]["matched"] if result else 0

@@ -53,6 +53,8 @@ STATUS = (
 
 #: seconds a client is told to wait when the queue is full
 RETRY_AFTER_S = 5
+#: the headers an error's status calls for
+HEADERS = ((BusyError, {"Retry-After": str(RETRY_AFTER_S)}), (UnauthorizedError, {"WWW-Authenticate": "Bearer"}))
 
 
 class AskRequest(BaseModel):
@@ -110,9 +112,7 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
     def graphraft_error(request: Request, exc: GraphRAFTError) -> JSONResponse:
         message = " ".join(str(exc).split())
         logger.info("%s %s -> %d: %s", request.method, request.url.path, status_of(exc), message)
-        headers = {"Retry-After": str(RETRY_AFTER_S)} if isinstance(exc, BusyError) else None
-        if isinstance(exc, UnauthorizedError):
-            headers = {"WWW-Authenticate": "Bearer"}
+        headers = next((h for kind, h in HEADERS if isinstance(exc, kind)), None)
         return JSONResponse({"error": message}, status_code=status_of(exc), headers=headers)
 
     @app.post("/ask", response_model=Answer, dependencies=[Depends(authorized)])
