@@ -24,7 +24,6 @@ from pathlib import Path
 from graphraft.config import load_settings
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.embeddings import embed_missing_names, make_embedder
-from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.neo4j_server import USERNAME, Neo4jServer
 from graphraft.graph.neo4j_store import Neo4jStore
 from graphraft.sampling import stable_groups
@@ -141,7 +140,7 @@ def main() -> None:
     results = {}
     try:
         info, _ = falkor_server.start()
-        stores = {"FalkorDB": FalkorDBStore(args.dataset, port=info.port)}
+        stores = {"FalkorDB": falkor_server.store(args.dataset, info)}
         info, _ = neo_server.start()
         stores["Neo4j"] = Neo4jStore(neo_server.uri(info), USERNAME, neo_server.password(), graph=args.dataset)
         for name, store in stores.items():

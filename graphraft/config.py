@@ -35,6 +35,18 @@ def default_home() -> Path:
     return Path(platformdirs.user_cache_dir("graphraft"))
 
 
+def _secret(value: SecretStr | None, file: Path | None, file_setting: str) -> str | None:
+    """A secret given as a value, else as the first line of a file (an unreadable file is an error)."""
+    if value is not None:
+        return value.get_secret_value()
+    if file is None:
+        return None
+    try:
+        return file.read_text().strip()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {file_setting} {file}: {exc.strerror}") from None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GRAPHRAFT_", env_file=".env", extra="ignore", populate_by_name=True)
 
@@ -72,6 +84,12 @@ class Settings(BaseSettings):
     neo4j_pagecache: str = Field("512m", description="Page cache of `graphraft neo4j start`.")
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB server.")
     falkordb_port: int | None = Field(None, description="Port of an external FalkorDB server; unset: the embedded one.")
+    falkordb_password: SecretStr | None = Field(None, description="Password of an external FalkorDB server.")
+    falkordb_password_file: Path | None = Field(
+        None,
+        description="A file holding the password of an external FalkorDB server (the embedded one keeps its own in "
+        "DATA_DIR/password); FALKORDB_PASSWORD wins.",
+    )
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
     embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
     query_timeout_ms: int = Field(QUERY_TIMEOUT_MS, gt=0, description="Time limit for a read query.")
@@ -170,30 +188,19 @@ class Settings(BaseSettings):
 
     def neo4j_secret(self) -> str | None:
         """The Neo4j password: NEO4J_PASSWORD, else the first line of NEO4J_PASSWORD_FILE."""
-        if self.neo4j_password is not None:
-            return self.neo4j_password.get_secret_value()
-        if self.neo4j_password_file is not None:
-            try:
-                return self.neo4j_password_file.read_text().strip()
-            except OSError as exc:
-                raise ConfigurationError(
-                    f"cannot read NEO4J_PASSWORD_FILE {self.neo4j_password_file}: {exc.strerror}"
-                ) from None
-        return None
+        return _secret(self.neo4j_password, self.neo4j_password_file, "NEO4J_PASSWORD_FILE")
+
+    def falkordb_secret(self) -> str | None:
+        """An external FalkorDB's password: GRAPHRAFT_FALKORDB_PASSWORD, else its file's first line."""
+        return _secret(self.falkordb_password, self.falkordb_password_file, "GRAPHRAFT_FALKORDB_PASSWORD_FILE")
 
     def api_secret(self) -> str | None:
         """`serve`'s bearer token: GRAPHRAFT_API_KEY, else the first line of GRAPHRAFT_API_KEY_FILE."""
-        if self.api_key is not None:
-            key = self.api_key.get_secret_value().strip()
-            where = "GRAPHRAFT_API_KEY"
-        elif self.api_key_file is not None:
-            where = f"the API key file {self.api_key_file}"
-            try:
-                key = self.api_key_file.read_text().strip()
-            except OSError as exc:
-                raise ConfigurationError(f"cannot read {where}: {exc.strerror}") from None
-        else:
+        key = _secret(self.api_key, self.api_key_file, "GRAPHRAFT_API_KEY_FILE")
+        if key is None:
             return None
+        key = key.strip()
+        where = "GRAPHRAFT_API_KEY" if self.api_key is not None else f"the API key file {self.api_key_file}"
         if len(key) < 16:
             raise ConfigurationError(f"{where} holds a key of {len(key)} characters; use 16 or more")
         return key

@@ -33,6 +33,24 @@ def neo4j_jars() -> Path:
 
 
 @dataclass(frozen=True)
+class FalkorServerInfo:
+    """The session's embedded FalkorDB: its port and the password file it keeps."""
+
+    port: int
+    password_file: Path
+
+    def env(self) -> dict[str, str]:
+        """The environment that points a `graphraft` command at this server."""
+        return {"GRAPHRAFT_FALKORDB_PORT": str(self.port), "GRAPHRAFT_FALKORDB_PASSWORD_FILE": str(self.password_file)}
+
+    def settings(self, **values):
+        return load_settings(falkordb_port=self.port, falkordb_password_file=self.password_file, **values)
+
+    def store(self, graph: str, **kwargs) -> FalkorDBStore:
+        return FalkorDBStore(graph, port=self.port, password=self.password_file.read_text().strip(), **kwargs)
+
+
+@dataclass(frozen=True)
 class Neo4jServerInfo:
     uri: str
     username: str
@@ -62,7 +80,7 @@ def server(tmp_path_factory):
     """One embedded FalkorDB for the whole session, in its own data directory."""
     embedded = EmbeddedServer(tmp_path_factory.mktemp("falkordb-data"))
     info, _ = embedded.start()
-    yield info
+    yield FalkorServerInfo(info.port, embedded.password_path)
     embedded.stop()
 
 
@@ -103,7 +121,7 @@ def store(store_kind, request, server, graphraft_home):
     """A store on an empty graph of its own, for each backend."""
     graph = f"test-{uuid.uuid4().hex[:10]}"
     if store_kind == "falkordb":
-        backend = FalkorDBStore(graph, port=server.port, cache_dir=graphraft_home / "cache")
+        backend = server.store(graph, cache_dir=graphraft_home / "cache")
     else:
         backend = request.getfixturevalue("neo4j_server").store(graph, cache_dir=graphraft_home / "cache")
     backend.clear()
@@ -119,7 +137,7 @@ def env_for(graphraft_home, server, request):
     def env(store) -> dict[str, str]:
         values = {"GRAPHRAFT_HOME": str(graphraft_home)}
         if isinstance(store, FalkorDBStore):
-            return {**values, "GRAPHRAFT_FALKORDB_PORT": str(store.port)}
+            return {**values, **server.env()}
         return {**values, **request.getfixturevalue("neo4j_server").env()}
 
     return env
@@ -136,7 +154,7 @@ def embedder(graphraft_home):
 @pytest.fixture
 def settings(graphraft_home, server):
     """Settings pointing at the session's server."""
-    return load_settings(home=graphraft_home, falkordb_port=server.port)
+    return server.settings(home=graphraft_home)
 
 
 @pytest.fixture(scope="session")
@@ -183,10 +201,8 @@ def demo_store(server, request):
     from graphraft.graph.loaders.files import read_nodes, read_relationships
 
     graph = f"demo-{request.module.__name__}"
-    if request.param == "falkordb":
-        store = FalkorDBStore(graph, port=server.port)
-    else:
-        store = request.getfixturevalue("neo4j_server").store(graph)
+    backend = server if request.param == "falkordb" else request.getfixturevalue("neo4j_server")
+    store = backend.store(graph)
     store.clear()
     nodes_file, rels_file, _ = demo_files()
     load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))

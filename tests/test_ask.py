@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
 from graphraft.graph.records import NodeRecord
 from graphraft.inference.generation import GeneratedQuery
@@ -96,7 +95,7 @@ def test_an_empty_question_is_refused(engine):
 
 @pytest.mark.skipif(default_metaqa_dir() is None, reason="MetaQA not in ../shared")
 def test_graphraft_ask_answers_a_metaqa_question_end_to_end(server, tiny, tmp_path):
-    store = FalkorDBStore("ask-metaqa", port=server.port)
+    store = server.store("ask-metaqa")
     store.clear()
     nodes, rels = read_kb(default_metaqa_dir() / "kb.txt")
     store.load_nodes(nodes)
@@ -107,7 +106,7 @@ def test_graphraft_ask_answers_a_metaqa_question_end_to_end(server, tiny, tmp_pa
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("GRAPHRAFT_", "NEO4J_"))},
         "GRAPHRAFT_HOME": str(tmp_path / "home"),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        **server.env(),
         "GRAPHRAFT_EMBEDDER": "none",
     }
     # Temuera Morrison only acts: the one 1-hop pattern around him is the right query.

@@ -9,8 +9,6 @@ import json
 
 import pytest
 
-from graphraft.graph.falkor import FalkorDBStore
-
 from cli_run import one_line_error, run
 
 GRAPH = "bad-inputs"
@@ -27,7 +25,7 @@ def loaded(server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad-inputs")
     env = {
         "GRAPHRAFT_HOME": str(folder / "home"),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        **server.env(),
         "GRAPHRAFT_EMBEDDER": "none",
     }
     (folder / "nodes.jsonl").write_text(NODES)
@@ -47,7 +45,7 @@ def loaded(server, tmp_path_factory):
         env,
     )
     assert proc.returncode == 0, proc.stderr
-    store = FalkorDBStore(GRAPH, port=server.port)
+    store = server.store(GRAPH)
     yield folder, env, store
     store.clear()
     store.close()

@@ -30,7 +30,7 @@ def env(tmp_path, server):
     """A fresh home that talks to the session's server."""
     return {
         "GRAPHRAFT_HOME": str(tmp_path / "home"),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        **server.env(),
         "GRAPHRAFT_EMBEDDER": "none",
     }
 
@@ -127,6 +127,14 @@ def test_db_lifecycle_and_a_taken_port(tmp_path):
         # a command that needs the database finds the running one; a misspelled graph is an error
         proc = run(["schema", "--graph", "nothing-here"], env, check_code=1)
         assert_one_line_error(proc, "graph 'nothing-here' does not exist", f"127.0.0.1:{status['port']}")
+        # another program reaches it with what `db env` exports (port and password file), not without
+        exports = dict(word.split("=", 1) for word in run(["db", "env"], env).stdout.split()[1:])
+        assert exports["GRAPHRAFT_FALKORDB_PORT"] == str(status["port"])
+        elsewhere = {"GRAPHRAFT_HOME": str(tmp_path / "elsewhere"), "GRAPHRAFT_FALKORDB_PORT": str(status["port"])}
+        proc = run(["schema", "--graph", "nothing-here"], {**elsewhere, **exports}, check_code=1)
+        assert_one_line_error(proc, "graph 'nothing-here' does not exist")
+        proc = run(["schema", "--graph", "nothing-here"], elsewhere, check_code=3)
+        assert_one_line_error(proc, "requires a password: set GRAPHRAFT_FALKORDB_PASSWORD")
         # a port the running server is not on cannot be honoured
         other = _closed_port()
         proc = run(["db", "start", "--port", str(other)], env, check_code=3)

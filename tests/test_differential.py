@@ -22,7 +22,6 @@ import uuid
 
 import pytest
 
-from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 from graphraft.synthesis import patterns as renderer
 from graphraft.synthesis.enumeration import PatternEnumerator
@@ -59,7 +58,7 @@ def awkward_graph(seed: int = 7, size: int = 16) -> tuple[list[NodeRecord], list
 def both(server, neo4j_server):
     """The awkward graph in a FalkorDB graph and in a Neo4j graph of this module's own."""
     graph = f"diff-{uuid.uuid4().hex[:8]}"
-    stores = [FalkorDBStore(graph, port=server.port), neo4j_server.store(graph)]
+    stores = [server.store(graph), neo4j_server.store(graph)]
     nodes, rels = awkward_graph()
     for store in stores:
         store.clear()

@@ -6,11 +6,13 @@ import json
 import os
 import signal
 import socket
+import stat
 import time
+from pathlib import Path
 
 import pytest
 
-from graphraft.errors import PortInUseError
+from graphraft.errors import DatabaseUnavailableError, PortInUseError
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.local_server import pid_alive
@@ -38,16 +40,49 @@ def test_start_is_idempotent_and_stop_ends_the_process(private_server):
 
 def test_data_survives_a_restart(private_server):
     info, _ = private_server.start()
-    store = FalkorDBStore("persist", port=info.port)
+    store = private_server.store("persist", info)
     store.load_nodes([NodeRecord("n1", ("Thing",), {"name": "kept across restarts"})])
     store.close()
     private_server.stop()
 
     info2, started = private_server.start()
     assert started and info2.pid != info.pid
-    store = FalkorDBStore("persist", port=info2.port)
+    store = private_server.store("persist", info2)
     assert store.nodes_by_name("kept across restarts")[0]["id"] == "n1"
     store.close()
+
+
+def test_the_server_is_private_to_its_user_and_asks_for_its_password(private_server):
+    info, _ = private_server.start()
+    data = private_server.data_dir
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    for secret in (private_server.password_path, data / "redis.conf"):
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    password = private_server.password()
+    assert password and len(password) >= 24
+    # not on the command line, where every local user can read it
+    assert password not in Path(f"/proc/{info.pid}/cmdline").read_text()
+
+    # only 127.0.0.1 is served
+    def local_addresses(table: str) -> set[str]:
+        lines = Path(f"/proc/net/{table}").read_text().splitlines()[1:] if Path(f"/proc/net/{table}").exists() else []
+        return {line.split()[1] for line in lines if line.split()[1].endswith(f":{info.port:04X}")}
+
+    assert local_addresses("tcp") == {f"0100007F:{info.port:04X}"}
+    assert local_addresses("tcp6") == set()
+    # a client without the password, or with another, is refused with a line that says so
+    with pytest.raises(DatabaseUnavailableError, match="requires a password: set GRAPHRAFT_FALKORDB_PASSWORD"):
+        FalkorDBStore("locked", port=info.port)
+    with pytest.raises(DatabaseUnavailableError, match="refused the password"):
+        FalkorDBStore("locked", port=info.port, password="not-" + password)
+    store = private_server.store("locked", info)
+    store.load_nodes([NodeRecord("n1", ("Thing",), {"name": "behind a password"})])
+    assert store.nodes_by_name("behind a password")[0]["id"] == "n1"
+    store.close()
+    # the password is kept across restarts: what other programs were given still works
+    private_server.stop()
+    private_server.start()
+    assert private_server.password() == password
 
 
 def test_stale_state_after_a_crash_is_replaced(private_server):

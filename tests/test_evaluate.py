@@ -200,7 +200,7 @@ def test_the_report_has_tables_per_hop_latency_and_a_plot(report):
 def test_eval_command_errors_are_one_line(tmp_path, server):
     env = {
         "GRAPHRAFT_HOME": str(tmp_path / "home"),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        **server.env(),
         "GRAPHRAFT_EMBEDDER": "none",
     }
     proc = run(["eval", "--dataset", "demo", "--methods", "graphraft,magic"], env, check_code=2)

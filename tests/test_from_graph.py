@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 
 from graphraft.errors import InputFileError
-from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders import load_graph
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
@@ -69,7 +68,7 @@ def test_the_same_seed_gives_the_same_questions(demo_store, tmp_path):
 
 
 def test_a_graph_with_one_label_and_one_relationship_type(server, tmp_path):
-    store = FalkorDBStore(TINY_GRAPH, port=server.port)
+    store = server.store(TINY_GRAPH)
     store.clear()
     try:
         people = [NodeRecord(f"p{i}", ("Person",), {"name": f"Person Number {i}"}) for i in range(12)]

@@ -14,7 +14,7 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb
 def test_the_quickstart_notebook_runs(tmp_path, server, graphraft_home, monkeypatch):
     for key, value in {
         "GRAPHRAFT_HOME": str(graphraft_home),
-        "GRAPHRAFT_FALKORDB_PORT": str(server.port),
+        **server.env(),
         "GRAPHRAFT_EMBEDDER": "none",
         "GRAPHRAFT_QUICKSTART_MODEL": "tiny-random",
         "GRAPHRAFT_QUICKSTART_OUTPUTS": str(tmp_path / "outputs"),

@@ -161,7 +161,7 @@ def test_a_synthesis_resumes_when_the_local_server_comes_back_on_another_address
     items = list(read_question_file(demo_files()[2]))[:4]
     out = tmp_path / "out.jsonl"
     run_synthesis(synthesizer_for(demo_store), items[:2], out, meta={"graph": demo_store.identity})
-    again = FalkorDBStore(demo_store.graph_name, host="localhost", port=server.port)
+    again = server.store(demo_store.graph_name, host="localhost")
     try:
         assert again.description != demo_store.description
         resumed = run_synthesis(synthesizer_for(again), items, out, meta={"graph": again.identity})

@@ -12,7 +12,6 @@ import torch
 from synthesis_rows import synthesis_row
 
 from graphraft.cli.train import train_command
-from graphraft.config import load_settings
 from graphraft.errors import ConfigurationError, InputFileError
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.loaders import load_graph
@@ -40,7 +39,7 @@ def demo_rows(server, tmp_path_factory):
     from graphraft.synthesis.mentions import MarkedMentionExtractor
     from graphraft.synthesis.resolution import EntityResolver
 
-    store = FalkorDBStore(GRAPH, port=server.port)
+    store = server.store(GRAPH)
     store.clear()
     nodes_file, rels_file, questions_file = demo_files()
     load_graph(store, read_nodes(nodes_file), read_relationships(rels_file))
@@ -55,7 +54,7 @@ def demo_rows(server, tmp_path_factory):
 
 @pytest.fixture
 def settings(graphraft_home, server):
-    return load_settings(home=graphraft_home, falkordb_port=server.port, graph=GRAPH)
+    return server.settings(home=graphraft_home, graph=GRAPH)
 
 
 def config(tmp_path, data, **overrides) -> TrainConfig:
@@ -189,7 +188,7 @@ def test_l1_trains_lowers_the_loss_and_the_adapter_reloads_under_the_constraint(
     results = ConstrainedGenerator(model, tokenizer).generate("who wrote [x]", candidates, num_beams=2)
     assert {r.cypher for r in results} <= set(candidates) and results
     # L2's training rows can open with this L1's query: always one of the candidates
-    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port, password=settings.falkordb_secret())
     try:
         top = L1TopQueries(config(tmp_path, demo_rows, task="l2", l1_adapter=adapter), settings.home, store)
         assert top(["who wrote [x]", "what genre is [x]"], [candidates, candidates[1:]])[1] == candidates[1]
@@ -299,7 +298,7 @@ def test_l2_evidence_opens_with_l1s_query_and_always_holds_the_answers(demo_rows
             chosen_by_l1[row.qid] = next(c for c in sorted(found) if c != row.cypher)
         return [chosen_by_l1[row.qid] for row in rows]
 
-    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port, password=settings.falkordb_secret())
     try:
         missed = l2_rows(store, rows, cfg, tokenizer, l1_misses)
         hit = l2_rows(store, rows, cfg, tokenizer, lambda questions, candidates: [r.cypher for r in rows])
@@ -327,7 +326,8 @@ def test_train_command_says_what_it_does_before_and_while_training(
     tmp_path, demo_rows, server, graphraft_home, monkeypatch, capsys
 ):
     monkeypatch.setenv("GRAPHRAFT_HOME", str(graphraft_home))
-    monkeypatch.setenv("GRAPHRAFT_FALKORDB_PORT", str(server.port))
+    for key, value in server.env().items():
+        monkeypatch.setenv(key, value)
     summary = train_command("l1", config=config(tmp_path, demo_rows, epochs=1, logging_steps=2))
     lines = capsys.readouterr().err.splitlines()
     # the slow part before the first step is announced, then the steps and the epoch's scores
@@ -502,7 +502,7 @@ def test_l1_is_asked_with_the_prompt_it_was_trained_with_schema_line_included(tm
     )
     rows = read_synthesis([demo_rows])[:4]
     targets = choose_targets(rows)
-    store = FalkorDBStore(GRAPH, port=settings.falkordb_port)
+    store = FalkorDBStore(GRAPH, port=settings.falkordb_port, password=settings.falkordb_secret())
     model, tokenizer = tiny_random_model(settings.home, seed=0)
 
     def asking(folder):

@@ -1,8 +1,9 @@
-"""`graphraft db start|stop|status`: the embedded FalkorDB server."""
+"""`graphraft db start|stop|status|env`: the embedded FalkorDB server."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -31,6 +32,22 @@ def db_start(ctx: typer.Context, data_dir: DataDirOption = None, port: PortOptio
     info, started = server.start()
     verb = "started" if started else "already running"
     out.print(f"embedded FalkorDB {verb}: 127.0.0.1:{info.port} (pid {info.pid}, data {server.data_dir})")
+
+
+@db_app.command("env")
+def db_env(ctx: typer.Context, data_dir: DataDirOption = None) -> None:
+    """Print the exports that point another program's GraphRAFT at the running server:
+    eval "$(graphraft db env)" (commands with the same GRAPHRAFT_HOME find it themselves)."""
+    from graphraft.errors import DatabaseUnavailableError
+
+    server = _server(ctx, data_dir, None)
+    info = server.status()
+    if info is None:
+        raise DatabaseUnavailableError(f"the embedded FalkorDB is not running in {server.data_dir}: graphraft db start")
+    exports = f"export GRAPHRAFT_FALKORDB_PORT={info.port}"
+    if server.password() is not None:
+        exports += f" GRAPHRAFT_FALKORDB_PASSWORD_FILE={shlex.quote(str(server.password_path))}"
+    print(exports)
 
 
 @db_app.command("stop")

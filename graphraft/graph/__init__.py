@@ -88,11 +88,12 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
     if settings.uses_neo4j:
         store = connect_neo4j(settings, name, **common)
     elif settings.falkordb_port:
-        store = FalkorDBStore(name, host=settings.falkordb_host, port=settings.falkordb_port, **common)
+        where = dict(host=settings.falkordb_host, port=settings.falkordb_port, password=settings.falkordb_secret())
+        store = FalkorDBStore(name, **where, **common)
     else:
         server = embedded_server(settings)
         info, _ = server.start()
-        store = FalkorDBStore(name, host=info.host, port=info.port, catalog=server.catalog, **common)
+        store = server.store(name, info, **common)
     if not create:
         try:
             store.require_graph()

@@ -8,6 +8,11 @@ directory, a start that returns when it answers, a clean stop, a crash noticed):
   second, and a load ends by waiting for its writes to be fsynced (``FalkorDBStore.sync``),
   so what a command reported as done survives ``kill -9``. A data directory kept by an
   older version (snapshot only) is switched to the log without losing the snapshot.
+- **Locked down.** The server listens on 127.0.0.1 only and requires a password generated
+  at its first start, kept in ``DATA_DIR/password`` (readable by the user only; the data
+  directory is 0700) and handed to redis in a private configuration file, not on its command
+  line. Every GraphRAFT command reads it from there; another program points at it with
+  ``GRAPHRAFT_FALKORDB_PASSWORD_FILE`` (``graphraft db env`` prints the exports).
 - **Lost graphs are noticed.** ``graphs.json`` records every graph loaded here with its
   counts; a graph the server no longer has (or has fewer nodes of) is reported as lost
   instead of as empty.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import socket
 import stat
 import subprocess
@@ -32,6 +38,8 @@ LOG_FILE = "falkordb.log"
 DB_FILE = "graphraft.rdb"
 AOF_DIR = "appendonlydir"
 CATALOG_FILE = "graphs.json"
+PASSWORD_FILE = "password"
+CONFIG_FILE = "redis.conf"  # written at each start from PASSWORD_FILE, private like it
 
 logger = logging.getLogger(__name__)
 
@@ -59,18 +67,38 @@ def _binaries() -> tuple[Path, Path]:
     return server, module
 
 
-def _probe(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> str | None:
-    """Speak just enough RESP to ask for PONG: "ready", "loading" (reading its data from
-    disk, which takes a while for a large graph) or None (no answer)."""
+def _command(*words: str) -> bytes:
+    parts = [f"*{len(words)}\r\n".encode()]
+    for word in words:
+        data = word.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+def _probe(port: int, password: str | None = None, host: str = "127.0.0.1", timeout: float = 0.5) -> str | None:
+    """Speak just enough RESP to ask for PONG (after AUTH, with a password): "ready",
+    "loading" (reading its data from disk, which takes a while for a large graph) or None
+    (no answer, or not with this password)."""
+    request = (_command("AUTH", password) if password else b"") + _command("PING")
+    replies = 2 if password else 1
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-            reply = sock.recv(64)
+            sock.sendall(request)
+            reply = b""
+            while reply.count(b"\r\n") < replies:
+                chunk = sock.recv(256)
+                if not chunk:
+                    break
+                reply += chunk
     except OSError:
         return None
-    if reply.startswith(b"+PONG"):
+    lines = reply.split(b"\r\n")
+    if len(lines) <= replies or (password and not lines[0].startswith(b"+OK")):
+        return None
+    last = lines[replies - 1]
+    if last.startswith(b"+PONG"):
         return "ready"
-    return "loading" if reply.startswith(b"-LOADING") else None
+    return "loading" if last.startswith(b"-LOADING") else None
 
 
 class EmbeddedServer(LocalServer):
@@ -84,8 +112,43 @@ class EmbeddedServer(LocalServer):
     def catalog(self) -> GraphCatalog:
         return GraphCatalog(self.data_dir / CATALOG_FILE)
 
+    @property
+    def password_path(self) -> Path:
+        return self.data_dir / PASSWORD_FILE
+
+    def password(self) -> str | None:
+        """The server's password; None for a server started by a version without one."""
+        try:
+            return self.password_path.read_text().strip() or None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise DatabaseUnavailableError(
+                f"cannot read the FalkorDB password file {self.password_path}: {exc.strerror}"
+            ) from None
+
+    def store(self, graph: str, info: ServerInfo | None = None, **kwargs):
+        """A store on ``graph`` of this server (running: ``info`` from start or status)."""
+        from graphraft.graph.falkor import FalkorDBStore
+
+        info = info or self.status()
+        if info is None:
+            raise DatabaseUnavailableError(
+                f"the embedded FalkorDB is not running in {self.data_dir}: graphraft db start"
+            )
+        return FalkorDBStore(
+            graph, host=info.host, port=info.port, password=self.password(), catalog=self.catalog, **kwargs
+        )
+
     def _probe(self, port: int) -> str | None:
-        return _probe(port)
+        return _probe(port, self.password())
+
+    def _prepare(self) -> None:
+        """A password at the first start (a file only the user can read), and the private
+        configuration file that hands it to redis at every start."""
+        if self.password() is None:
+            write_atomically(self.password_path, secrets.token_urlsafe(24) + "\n", mode=0o600)
+        write_atomically(self.data_dir / CONFIG_FILE, f"requirepass {self.password()}\n", mode=0o600)
 
     def _launch(self, port: int, lock_fd: int) -> subprocess.Popen:
         server, module = _binaries()
@@ -95,6 +158,7 @@ class EmbeddedServer(LocalServer):
         self._has_log = (self.data_dir / AOF_DIR).is_dir()
         args = [
             str(server),
+            str(self.data_dir / CONFIG_FILE),
             "--port",
             str(port),
             "--bind",
@@ -138,7 +202,7 @@ class EmbeddedServer(LocalServer):
         """Turn the append-only log on and wait until it holds everything loaded so far."""
         import redis
 
-        client = redis.Redis(port=port, socket_timeout=max(1.0, deadline - time.monotonic()))
+        client = redis.Redis(port=port, password=self.password(), socket_timeout=max(1.0, deadline - time.monotonic()))
         try:
             client.config_set("appendonly", "yes")
             while time.monotonic() < deadline:

@@ -64,11 +64,13 @@ class FalkorDBStore(GraphStore):
         connect_timeout_s: float = 5.0,
         write_timeout_ms: int = WRITE_TIMEOUT_MS,
         catalog: GraphCatalog | None = None,
+        password: str | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.graph_name = graph
         self.host, self.port = host, port
+        self._password = password
         self.connect_timeout_s, self.write_timeout_ms = connect_timeout_s, write_timeout_ms
         self.catalog = catalog
         self.server = f"FalkorDB at {host}:{port}"
@@ -89,6 +91,7 @@ class FalkorDBStore(GraphStore):
                 self._clients[key] = FalkorDB(
                     host=self.host,
                     port=self.port,
+                    password=self._password,
                     socket_timeout=key,
                     socket_connect_timeout=self.connect_timeout_s,
                     retry=Retry(NoBackoff(), 0),
@@ -98,6 +101,14 @@ class FalkorDBStore(GraphStore):
                     f"{self.description} did not answer within {key}s (is the server stalled?)"
                 ) from None
             except RedisError as exc:
+                text = str(exc)
+                if "Authentication required" in text or "NOAUTH" in text:
+                    raise DatabaseUnavailableError(
+                        f"{self.server} requires a password: set GRAPHRAFT_FALKORDB_PASSWORD or "
+                        "GRAPHRAFT_FALKORDB_PASSWORD_FILE (the embedded server keeps its own in DATA_DIR/password)"
+                    ) from None
+                if "password" in text or "WRONGPASS" in text:
+                    raise DatabaseUnavailableError(f"{self.server} refused the password given") from None
                 raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
         return self._clients[key]
 
