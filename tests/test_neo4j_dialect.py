@@ -84,7 +84,7 @@ class RecordingNeo4jStore(Neo4jStore):
         self.vector_index = index_name("vector", self.graph_name)
         self.sent: list[dict] = []
 
-    def read(self, query, params=None, timeout_ms=None):
+    def _read(self, query, params, timeout_ms):
         self.sent.append({"query": query, "parameters": params or {}})
         if "labels(a) AS source" in query:
             return [{"source": ["Film Noir"], "target": ["Film Noir"], "c": 1}]

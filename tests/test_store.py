@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from graphraft.errors import QueryError, QueryTimeoutError, ReadOnlyViolationError
+from graphraft.deadline import Deadline, within
+from graphraft.errors import DeadlineExceededError, QueryError, QueryTimeoutError, ReadOnlyViolationError
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 
+# far more rows than any machine counts in a few seconds: only a limit can end it
+COUNT_FOREVER = "UNWIND range(1, 1000000) AS a UNWIND range(1, 1000000) AS b RETURN count(*) AS c"
 NODES = [
     NodeRecord("m1", ("Movie",), {"name": "Cast Away", "year": 2000}),
     NodeRecord("m2", ("Movie",), {"name": "Big"}),
@@ -174,9 +179,36 @@ def test_a_query_past_its_timeout_raises_a_clear_error(store):
     load_sample(store)
     with pytest.raises(QueryTimeoutError, match="exceeded its 50 ms limit"):
         # far more rows than any machine counts in 50 ms: only the limit can end it
-        store.read("UNWIND range(1, 1000000) AS a UNWIND range(1, 1000000) AS b RETURN count(*) AS c", timeout_ms=50)
+        store.read(COUNT_FOREVER, timeout_ms=50)
     # the store still works afterwards
     assert store.read("RETURN 1 AS one") == [{"one": 1}]
+
+
+def test_the_deadline_in_force_cuts_every_read_and_says_where_it_was_reached(store):
+    load_sample(store)
+    deadline = Deadline(0.5, "answering the question")
+    deadline.check("finding the entities")
+    started = time.monotonic()
+    expected = r"0\.5s limit \(reached while finding the entities"
+    with within(deadline), pytest.raises(DeadlineExceededError, match=expected):
+        store.read(COUNT_FOREVER)  # its own limit is the store's 10 s: the deadline's is shorter
+    assert time.monotonic() - started < 2.5
+    # outside the block the call's own limit holds again, and running out of it is not the deadline's doing
+    with pytest.raises(QueryTimeoutError) as raised:
+        store.read(COUNT_FOREVER, timeout_ms=50)
+    assert not isinstance(raised.value, DeadlineExceededError)
+
+
+def test_enumeration_stops_at_the_deadline_instead_of_recording_a_timeout(store):
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.patterns import AnchorRef
+
+    load_sample(store)
+    anchor = AnchorRef(NODES[0].id, NODES[0].labels)
+    assert PatternEnumerator(store).all_patterns([anchor]).candidates  # something to enumerate
+    spent = Deadline(0.0)
+    with within(spent), pytest.raises(DeadlineExceededError, match="took longer than its 0s limit"):
+        PatternEnumerator(store).all_patterns([anchor])
 
 
 def test_vector_search_finds_a_misspelled_name(store, embedder):

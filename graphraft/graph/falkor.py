@@ -171,8 +171,7 @@ class FalkorDBStore(GraphStore):
         names = [column[1] for column in result.header]
         return [dict(zip(names, map(_plain, row))) for row in result.result_set]
 
-    def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
-        timeout_ms = timeout_ms or self.query_timeout_ms
+    def _read(self, query: str, params: dict | None, timeout_ms: int) -> list[Row]:
         # the server's limit first (a clear message), the socket's a little later (a stall)
         limit_ms = timeout_ms + 1500
         return self._rows(self._run(self._graph(limit_ms / 1000).ro_query, query, params, timeout_ms, limit_ms))

@@ -155,9 +155,7 @@ class Neo4jStore(GraphStore):
             return ReadOnlyViolationError(f"refused a write on the read-only path of {self.description}")
         return QueryError(f"{self.description} rejected the query: {exc.message}")
 
-    def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
-        timeout_ms = timeout_ms or self.query_timeout_ms
-
+    def _read(self, query: str, params: dict | None, timeout_ms: int) -> list[Row]:
         def work():
             # READ access mode: the server refuses any write in this transaction. An explicit
             # transaction, not execute_read: the driver would retry a failed read for up to

@@ -19,7 +19,16 @@ from typing import Any
 import numpy as np
 
 from graphraft.config import LOAD_BATCH_SIZE, MAINTENANCE_TIMEOUT_MS, QUERY_TIMEOUT_MS
-from graphraft.errors import GraphDataLostError, GraphNotFoundError, GraphRAFTError, QueryError, ReadOnlyViolationError
+from graphraft.deadline import current as current_deadline
+from graphraft.errors import (
+    DeadlineExceededError,
+    GraphDataLostError,
+    GraphNotFoundError,
+    GraphRAFTError,
+    QueryError,
+    QueryTimeoutError,
+    ReadOnlyViolationError,
+)
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.records import (
     EMBEDDING_PROPERTY,
@@ -72,9 +81,29 @@ class GraphStore(ABC):
         self._name_counts: dict[str, int] | None = None
 
     # ----------------------------------------------------------------- backend hooks
-    @abstractmethod
     def read(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> list[Row]:
-        """Run a query on the read-only path with a time limit; rows as dicts.
+        """Run a query on the read-only path with a time limit (``timeout_ms``, default the
+        store's), cut to what is left of the deadline in force (``deadline.within``); rows as dicts.
+
+        Raises ReadOnlyViolationError for a write, QueryTimeoutError past the limit,
+        DeadlineExceededError when it was the deadline's cut that ran out."""
+        timeout_ms = timeout_ms or self.query_timeout_ms
+        deadline = current_deadline()
+        if deadline is None:
+            return self._read(query, params, timeout_ms)
+        limit_ms = deadline.limit_ms(timeout_ms, deadline.stage)
+        try:
+            return self._read(query, params, limit_ms)
+        except DeadlineExceededError:
+            raise
+        except QueryTimeoutError:
+            if limit_ms < timeout_ms:
+                raise deadline.exceeded() from None
+            raise
+
+    @abstractmethod
+    def _read(self, query: str, params: dict | None, timeout_ms: int) -> list[Row]:
+        """Run a query on the read-only path within ``timeout_ms``; rows as dicts.
 
         Raises ReadOnlyViolationError for a write, QueryTimeoutError past the limit."""
 

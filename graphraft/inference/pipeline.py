@@ -13,12 +13,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from graphraft.config import Settings, load_settings
+from graphraft.deadline import Deadline, within
 from graphraft.errors import InvalidInputError
 from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
 from graphraft.inference.adapters import BASE
 from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
-from graphraft.inference.deadline import Deadline
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.inference.retrieval import execute, patterns_shown, textualise
@@ -166,20 +166,22 @@ class GraphRAFT:
             self.settings.ask_timeout_s * max(1, len(questions)),
             "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions",
         )
-        prepared = [self._prepare(question, deadline, max_hops or self.max_hops) for question in questions]
-        pending = [p for p in prepared if p[1]]
-        clock = time.perf_counter()
-        found = self.generator.generate_many(
-            [a.question for a, _, _ in pending],
-            [list(p) for _, p, _ in pending],
-            num_beams=beams or self.num_beams,
-            group=group or self.config.group,
-            check=lambda: deadline.check("writing queries (L1)"),
-        )
-        share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
-        for (answer, patterns, anchors), generated in zip(pending, found):
-            answer.timings["generate"] = share
-            self._answer(answer, patterns, anchors, generated, deadline)
+        # every database call below gets at most what is left of the deadline
+        with within(deadline):
+            prepared = [self._prepare(question, deadline, max_hops or self.max_hops) for question in questions]
+            pending = [p for p in prepared if p[1]]
+            clock = time.perf_counter()
+            found = self.generator.generate_many(
+                [a.question for a, _, _ in pending],
+                [list(p) for _, p, _ in pending],
+                num_beams=beams or self.num_beams,
+                group=group or self.config.group,
+                check=lambda: deadline.check("writing queries (L1)"),
+            )
+            share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
+            for (answer, patterns, anchors), generated in zip(pending, found):
+                answer.timings["generate"] = share
+                self._answer(answer, patterns, anchors, generated, deadline)
         return [answer for answer, _, _ in prepared]
 
     def _prepare(self, question: str, deadline: Deadline, max_hops: int):

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphraft.deadline import Deadline
 from graphraft.errors import DatabaseUnavailableError, DeadlineExceededError, GraphRAFTError
 from graphraft.graph.records import NAME_KEY_PROPERTY
 from graphraft.graph.store import GraphStore
-from graphraft.inference.deadline import Deadline
 from graphraft.inference.generation import GeneratedQuery
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.synthesis.patterns import Pattern, executable

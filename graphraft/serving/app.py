@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
+from graphraft.deadline import Deadline
 from graphraft.errors import (
     BusyError,
     DatabaseUnavailableError,
@@ -34,7 +35,6 @@ from graphraft.errors import (
     UnauthorizedError,
 )
 from graphraft.graph.schema import GraphSchema
-from graphraft.inference.deadline import Deadline
 from graphraft.inference.pipeline import Answer, GraphRAFT
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graphraft.config import QUERY_TIMEOUT_MS
-from graphraft.errors import QueryTimeoutError
+from graphraft.errors import DeadlineExceededError, QueryTimeoutError
 from graphraft.graph.records import domain_labels
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
@@ -68,6 +68,8 @@ class PatternEnumerator:
         result.queries += 1
         try:
             return self.store.read(self.store.scoped(template(name)), params, timeout_ms=self.timeout_ms)
+        except DeadlineExceededError:
+            raise  # the whole request's time is up: not one template's
         except QueryTimeoutError:
             result.timeouts.append(f"{where} / {name}")
             return []
