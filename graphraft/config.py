@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     max_anchors: int = Field(
         16, gt=0, description="Most anchor nodes one question resolves to (bridges grow with their square)."
     )
+    max_candidate_queries: int = Field(
+        5_000, gt=0, description="Most candidate queries around one question's anchors (L1 searches them all)."
+    )
     load_batch_size: int = Field(LOAD_BATCH_SIZE, gt=0)
 
     # --- name embeddings -------------------------------------------------------------

@@ -92,6 +92,13 @@ def test_a_request_names_more_anchors_than_allowed_or_a_deadline_past_the_cap(en
         # "Contact" is a film and a book: three mentions, four nodes
         three = client.post("/ask", json={"question": "do [Contact], [Big] and [Cast Away] share a genre"})
         assert three.status_code == 400 and "match 4 nodes; at most 2 (GRAPHRAFT_MAX_ANCHORS)" in three.json()["error"]
+    found = engine.ask(QUESTIONS[1]).candidates
+    assert found > 1
+    monkeypatch.setattr(engine, "settings", engine.settings.model_copy(update={"max_candidate_queries": found - 1}))
+    with TestClient(create_app(engine, timeout_s=60)) as client:
+        broad = client.post("/ask", json={"question": QUESTIONS[1]})
+        assert broad.status_code == 400
+        assert f"{found:,} candidate queries around them; at most {found - 1:,}" in broad.json()["error"]
 
 
 def test_a_full_queue_is_503_with_retry_after_and_health_answers_while_a_question_runs(engine, monkeypatch):

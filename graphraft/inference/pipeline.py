@@ -218,6 +218,12 @@ class GraphRAFT:
         clock = time.perf_counter()
         deadline.check("enumerating candidate queries")
         patterns = self.enumerator.all_patterns([a.ref for a in anchors], max_hops).candidates
+        if len(patterns) > self.settings.max_candidate_queries:
+            raise InvalidInputError(
+                f"the question's entities have {len(patterns):,} candidate queries around them; at most "
+                f"{self.settings.max_candidate_queries:,} (GRAPHRAFT_MAX_CANDIDATE_QUERIES): name fewer entities "
+                "or ask for fewer hops"
+            )
         answer.candidates = len(patterns)
         answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
         if not patterns:
