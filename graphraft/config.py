@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     max_queued: int = Field(
         16, gt=0, description="`serve`: questions waiting or running at once; more are answered 503 with Retry-After."
     )
+    batch_window_ms: float = Field(
+        20.0, ge=0, description="`serve`: how long the first waiting question waits for others to be answered with it."
+    )
+    max_batch: int = Field(8, gt=0, description="`serve`: most questions answered together (L1 searches them at once).")
     max_question_chars: int = Field(1_000, gt=0, description="Longest question, in characters.")
     max_mentions: int = Field(8, gt=0, description="Most entity mentions in one question.")
     max_anchors: int = Field(

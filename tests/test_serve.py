@@ -101,17 +101,53 @@ def test_a_request_names_more_anchors_than_allowed_or_a_deadline_past_the_cap(en
         assert f"{found:,} candidate queries around them; at most {found - 1:,}" in broad.json()["error"]
 
 
-def test_a_full_queue_is_503_with_retry_after_and_health_answers_while_a_question_runs(engine, monkeypatch):
+def hold_the_model(engine, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """The first batch holds the model until the test lets it go: (inside, release)."""
     inside, release = threading.Event(), threading.Event()
-    ask = engine.ask
+    ask_each = engine.ask_each
 
-    def held(*args, **kwargs):  # a question that holds the model until the test lets it go
+    def held(*args, **kwargs):
         inside.set()
         assert release.wait(60)
-        return ask(*args, **kwargs)
+        return ask_each(*args, **kwargs)
 
+    monkeypatch.setattr(engine, "ask_each", held)
+    return inside, release
+
+
+def test_questions_that_arrive_together_are_answered_together_each_with_its_own_outcome(engine, monkeypatch):
+    alone = {question: engine.ask(question) for question in QUESTIONS[1:]}
+    inside, release = hold_the_model(engine, monkeypatch)
+    app = create_app(engine, timeout_s=60)
+    with TestClient(app) as client, ThreadPoolExecutor(6) as pool:
+        first = pool.submit(client.post, "/ask", json={"question": QUESTIONS[0]})
+        assert inside.wait(60)
+        # while the model is busy, three questions, one naming too many entities, one already late
+        together = [pool.submit(client.post, "/ask", json={"question": question}) for question in QUESTIONS[1:]]
+        bad = pool.submit(client.post, "/ask", json={"question": " ".join(f"[Person {i}]" for i in range(9))})
+        late = pool.submit(client.post, "/ask", json={"question": QUESTIONS[1], "timeout_s": 0.5})
+        while app.state.batcher.waiting() < 5:
+            assert not first.done()
+            threading.Event().wait(0.01)
+        threading.Event().wait(0.6)  # the late one's deadline passes while it waits
+        release.set()
+        assert first.result().status_code == 200
+        for question, response in zip(QUESTIONS[1:], together):
+            assert response.result().status_code == 200
+            expected = alone[question]
+            assert answered(response.result().json()) == (
+                [a.id for a in expected.answers],
+                [q.cypher for q in expected.queries],
+            )
+        assert bad.result().status_code == 400 and "names 9 entities" in bad.result().json()["error"]
+        assert late.result().status_code == 504 and "0.5s limit" in late.result().json()["error"]
+    # the first question alone, then the five that waited for it in one batch
+    assert app.state.batcher.batch_sizes == [1, 5]
+
+
+def test_a_full_queue_is_503_with_retry_after_and_health_answers_while_a_question_runs(engine, monkeypatch):
+    inside, release = hold_the_model(engine, monkeypatch)
     monkeypatch.setattr(engine, "settings", engine.settings.model_copy(update={"max_queued": 1}))
-    monkeypatch.setattr(engine, "ask", held)
     with TestClient(create_app(engine, timeout_s=60)) as client, ThreadPoolExecutor(1) as pool:
         first = pool.submit(client.post, "/ask", json={"question": QUESTIONS[0]})
         assert inside.wait(60)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from graphraft.config import Settings, load_settings
 from graphraft.deadline import Deadline, within
-from graphraft.errors import InvalidInputError
+from graphraft.errors import DeadlineExceededError, GraphRAFTError, InvalidInputError
 from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
 from graphraft.inference.adapters import BASE
@@ -153,36 +153,85 @@ class GraphRAFT:
         call (the same answers as one at a time, more questions a second). Each answer's
         ``generate`` timing is its even share of the search. ``deadline`` (default:
         settings.ask_timeout_s a question) is checked at every stage; ``beams`` and ``max_hops``
-        override the config for this call."""
-        if any(not question or not question.strip() for question in questions):
-            raise InvalidInputError("the question is empty")
-        limit = self.settings.max_question_chars
-        if any(len(question) > limit for question in questions):
-            longest = max(len(question) for question in questions)
-            raise InvalidInputError(
-                f"the question is {longest:,} characters long; at most {limit:,} (GRAPHRAFT_MAX_QUESTION_CHARS)"
-            )
+        override the config for this call. The first question that fails raises its error."""
+        for question in questions:
+            self._check_question(question)
         deadline = deadline or Deadline(
             self.settings.ask_timeout_s * max(1, len(questions)),
             "answering the question" if len(questions) == 1 else f"answering {len(questions)} questions",
         )
-        # every database call below gets at most what is left of the deadline
-        with within(deadline):
-            prepared = [self._prepare(question, deadline, max_hops or self.max_hops) for question in questions]
-            pending = [p for p in prepared if p[1]]
-            clock = time.perf_counter()
-            found = self.generator.generate_many(
-                [a.question for a, _, _ in pending],
-                [list(p) for _, p, _ in pending],
-                num_beams=beams or self.num_beams,
-                group=group or self.config.group,
-                check=lambda: deadline.check("writing queries (L1)"),
+        results = self.ask_each(questions, [deadline] * len(questions), group=group, beams=beams, max_hops=max_hops)
+        for result in results:
+            if isinstance(result, GraphRAFTError):
+                raise result
+        return results
+
+    def ask_each(
+        self,
+        questions: list[str],
+        deadlines: list[Deadline],
+        group: int | None = None,
+        beams: int | None = None,
+        max_hops: int | None = None,
+    ) -> list[Answer | GraphRAFTError]:
+        """Questions that arrived together (``serve``'s batches), each with its own deadline and
+        its own outcome: its Answer, or the GraphRAFTError that ended it, so one question's
+        mistake or deadline is not the others'. L1 searches them together as ``ask_many`` does;
+        every database call of a question gets at most what is left of its deadline."""
+        results: list[Answer | GraphRAFTError | None] = [None] * len(questions)
+        prepared: dict[int, tuple] = {}
+        for i, (question, deadline) in enumerate(zip(questions, deadlines, strict=True)):
+            try:
+                self._check_question(question)
+                with within(deadline):
+                    prepared[i] = self._prepare(question, deadline, max_hops or self.max_hops)
+            except GraphRAFTError as exc:
+                results[i] = exc
+        for i, (answer, patterns, _) in prepared.items():
+            if not patterns:
+                results[i] = answer  # it says why nothing can be answered
+        pending = [i for i, (_, patterns, _) in prepared.items() if patterns]
+        found: list = []
+        clock = time.perf_counter()
+        while pending:
+            earliest = min((deadlines[i] for i in pending), key=Deadline.remaining)
+            try:
+                found = self.generator.generate_many(
+                    [prepared[i][0].question for i in pending],
+                    [list(prepared[i][1]) for i in pending],
+                    num_beams=beams or self.num_beams,
+                    group=group or self.config.group,
+                    check=lambda earliest=earliest: earliest.check("writing queries (L1)"),
+                )
+                break
+            except DeadlineExceededError:
+                # the earliest deadline passed: those questions end here, the others search again
+                expired = [i for i in pending if deadlines[i].remaining() <= 0]
+                if not expired:
+                    raise
+                for i in expired:
+                    results[i] = deadlines[i].exceeded("writing queries (L1)")
+                pending = [i for i in pending if i not in expired]
+        share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
+        for i, generated in zip(pending, found):
+            answer, patterns, anchors = prepared[i]
+            answer.timings["generate"] = share
+            try:
+                with within(deadlines[i]):
+                    self._answer(answer, patterns, anchors, generated, deadlines[i])
+                results[i] = answer
+            except GraphRAFTError as exc:
+                results[i] = exc
+        return results
+
+    def _check_question(self, question: str) -> None:
+        if not question or not question.strip():
+            raise InvalidInputError("the question is empty")
+        limit = self.settings.max_question_chars
+        if len(question) > limit:
+            raise InvalidInputError(
+                f"the question is {len(question):,} characters long; at most {limit:,} (GRAPHRAFT_MAX_QUESTION_CHARS)"
             )
-            share = round((time.perf_counter() - clock) / max(1, len(pending)), 4)
-            for (answer, patterns, anchors), generated in zip(pending, found):
-                answer.timings["generate"] = share
-                self._answer(answer, patterns, anchors, generated, deadline)
-        return [answer for answer, _, _ in prepared]
 
     def _prepare(self, question: str, deadline: Deadline, max_hops: int):
         """Anchors and candidate queries: (answer so far, candidates by Cypher, anchors); no

@@ -1,10 +1,11 @@
 """GraphRAFT over HTTP (FastAPI): `POST /ask`, `GET /schema`, `GET /health`, OpenAPI docs at `/docs`.
 
-The pipeline (models, adapters, the store) is built once, before the app serves. Questions run
-on the model one at a time, under a lock: on a CPU the model is the bottleneck either way, and
-the L1/L2 adapters it switches between are shared state. Every request has a deadline that also
-counts its wait for the lock. At most ``max_queued`` questions wait or run at once: one more is
-answered 503 with ``Retry-After`` at once, so waiting questions never take every worker thread;
+The pipeline (models, adapters, the store) is built once, before the app serves. One worker
+thread answers the questions (``batching.py``): those that arrive together, within a short
+window or while a batch runs, are answered together, L1 searching them in shared forward calls.
+Every request has a deadline that also counts its wait. At most ``max_queued`` questions wait
+or run at once: one more is answered 503 with ``Retry-After`` at once, so waiting questions
+never take every worker thread;
 ``/health`` runs on threads of its own and answers while questions queue. A user's mistake
 comes back as ``{"error": "<one line>"}`` with the status that fits; every question gets one
 log line."""
@@ -15,6 +16,8 @@ import logging
 import secrets
 import threading
 import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import asynccontextmanager
 
 import anyio
 from fastapi import Depends, FastAPI, Request
@@ -36,6 +39,7 @@ from graphraft.errors import (
 )
 from graphraft.graph.schema import GraphSchema
 from graphraft.inference.pipeline import Answer, GraphRAFT
+from graphraft.serving.batching import QuestionBatcher
 
 logger = logging.getLogger(__name__)
 
@@ -96,17 +100,27 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
 
     max_timeout = engine.settings.max_ask_timeout_s
     default_timeout = min(timeout_s or engine.settings.ask_timeout_s, max_timeout)
-    model_lock = threading.Lock()
+    settings = engine.settings
+    batcher = QuestionBatcher(engine, settings.batch_window_ms / 1000, settings.max_batch)
     queued = threading.BoundedSemaphore(engine.settings.max_queued)  # questions waiting or running
     health_threads = anyio.CapacityLimiter(2)  # not the pool questions wait in
     graph = getattr(engine.store, "graph_name", engine.store.description)
     adapters = (("L1", engine.settings.l1_adapter), ("L2", engine.settings.l2_adapter))
     models = ", ".join([f"base {engine.settings.base_model}"] + [f"{task} {path}" for task, path in adapters if path])
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        batcher.close()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="GraphRAFT",
         summary="Answers questions over a knowledge graph with grounded, read-only Cypher.",
         version="0.1.0",
     )
+
+    app.state.batcher = batcher
 
     @app.exception_handler(GraphRAFTError)
     def graphraft_error(request: Request, exc: GraphRAFTError) -> JSONResponse:
@@ -134,16 +148,16 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
     def _answer(request: AskRequest, started: float) -> Answer:
         # a client may ask for less time than the server's default, or more up to its cap
         deadline = Deadline(min(request.timeout_s or default_timeout, max_timeout), "answering the question")
-        # the wait for the model counts against the deadline
-        if not model_lock.acquire(timeout=max(0.0, deadline.remaining())):
+        future = batcher.submit(request.question, deadline, request.beams, request.max_hops)
+        try:
+            # the worker ends a question at its deadline; a second more for it to say where
+            answer = future.result(timeout=max(0.0, deadline.remaining()) + 1.0)
+        except FutureTimeout:
+            future.cancel()
             raise DeadlineExceededError(
                 f"answering the question took longer than its {deadline.seconds:g}s limit "
                 "(reached while waiting for the model: other questions ran)"
-            )
-        try:
-            answer = engine.ask(request.question, deadline=deadline, beams=request.beams, max_hops=request.max_hops)
-        finally:
-            model_lock.release()
+            ) from None
         logger.info(
             "ask %r -> %d answers, %d queries in %.2fs%s",
             request.question,
