@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from graphraft.config import load_settings
+from graphraft.graph import embedded_store
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.embeddings import embed_missing_names, make_embedder
 from graphraft.graph.neo4j_server import USERNAME, Neo4jServer
@@ -140,7 +141,7 @@ def main() -> None:
     results = {}
     try:
         info, _ = falkor_server.start()
-        stores = {"FalkorDB": falkor_server.store(args.dataset, info)}
+        stores = {"FalkorDB": embedded_store(falkor_server, args.dataset, info)}
         info, _ = neo_server.start()
         stores["Neo4j"] = Neo4jStore(neo_server.uri(info), USERNAME, neo_server.password(), graph=args.dataset)
         for name, store in stores.items():

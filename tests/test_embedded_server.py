@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from graphraft.errors import DatabaseUnavailableError, PortInUseError
+from graphraft.graph import embedded_store
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.local_server import pid_alive
@@ -40,14 +41,14 @@ def test_start_is_idempotent_and_stop_ends_the_process(private_server):
 
 def test_data_survives_a_restart(private_server):
     info, _ = private_server.start()
-    store = private_server.store("persist", info)
+    store = embedded_store(private_server, "persist", info)
     store.load_nodes([NodeRecord("n1", ("Thing",), {"name": "kept across restarts"})])
     store.close()
     private_server.stop()
 
     info2, started = private_server.start()
     assert started and info2.pid != info.pid
-    store = private_server.store("persist", info2)
+    store = embedded_store(private_server, "persist", info2)
     assert store.nodes_by_name("kept across restarts")[0]["id"] == "n1"
     store.close()
 
@@ -75,7 +76,7 @@ def test_the_server_is_private_to_its_user_and_asks_for_its_password(private_ser
         FalkorDBStore("locked", port=info.port)
     with pytest.raises(DatabaseUnavailableError, match="refused the password"):
         FalkorDBStore("locked", port=info.port, password="not-" + password)
-    store = private_server.store("locked", info)
+    store = embedded_store(private_server, "locked", info)
     store.load_nodes([NodeRecord("n1", ("Thing",), {"name": "behind a password"})])
     assert store.nodes_by_name("behind a password")[0]["id"] == "n1"
     store.close()

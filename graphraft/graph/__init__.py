@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from graphraft.config import Settings
-from graphraft.graph.embedded import EmbeddedServer, GraphCatalog
+from graphraft.graph.embedded import EmbeddedServer, GraphCatalog, ServerInfo
 from graphraft.graph.store import GraphStore
 
 DEFAULT_GRAPH = "demo"
@@ -15,6 +15,19 @@ _CURRENT_GRAPH_FILE = "current_graph.json"
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
     return EmbeddedServer(settings.data_dir, port=settings.embedded_port)
+
+
+def embedded_store(server: EmbeddedServer, graph: str, info: ServerInfo | None = None, **kwargs) -> GraphStore:
+    """A store on ``graph`` of the running embedded server (``info`` from its start or status)."""
+    from graphraft.errors import DatabaseUnavailableError
+    from graphraft.graph.falkor import FalkorDBStore
+
+    info = info or server.status()
+    if info is None:
+        raise DatabaseUnavailableError(f"the embedded FalkorDB is not running in {server.data_dir}: graphraft db start")
+    return FalkorDBStore(
+        graph, host=info.host, port=info.port, password=server.password(), catalog=server.catalog, **kwargs
+    )
 
 
 def current_graph(settings: Settings) -> str:
@@ -93,7 +106,7 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
     else:
         server = embedded_server(settings)
         info, _ = server.start()
-        store = server.store(name, info, **common)
+        store = embedded_store(server, name, info, **common)
     if not create:
         try:
             store.require_graph()
@@ -103,4 +116,4 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
     return store
 
 
-__all__ = ["EmbeddedServer", "GraphStore", "current_graph", "open_store", "remember_graph"]
+__all__ = ["EmbeddedServer", "GraphStore", "current_graph", "embedded_store", "open_store", "remember_graph"]

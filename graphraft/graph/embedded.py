@@ -127,19 +127,6 @@ class EmbeddedServer(LocalServer):
                 f"cannot read the FalkorDB password file {self.password_path}: {exc.strerror}"
             ) from None
 
-    def store(self, graph: str, info: ServerInfo | None = None, **kwargs):
-        """A store on ``graph`` of this server (running: ``info`` from start or status)."""
-        from graphraft.graph.falkor import FalkorDBStore
-
-        info = info or self.status()
-        if info is None:
-            raise DatabaseUnavailableError(
-                f"the embedded FalkorDB is not running in {self.data_dir}: graphraft db start"
-            )
-        return FalkorDBStore(
-            graph, host=info.host, port=info.port, password=self.password(), catalog=self.catalog, **kwargs
-        )
-
     def _probe(self, port: int) -> str | None:
         return _probe(port, self.password())
 
