@@ -1,16 +1,27 @@
 """Load on `graphraft serve`: clients posting questions for a bounded time, over real HTTP.
 
 Starts `graphraft serve` (a subprocess, uvicorn) with the given adapters on the given graph,
-waits for /health, then runs the same questions with 1 client and with N clients, each for
---seconds, in this one run. Prints requests, failures, throughput and p50/p95 latency for each.
+waits for /health, then runs the same validation questions with each number of clients in
+--clients, each for --seconds, while a probe asks /health twice a second. For each level it
+prints requests, answers a second, p50/p95 latency, the deliberate refusals (503 queue full,
+504 past the deadline) apart from every other failure, /health's p99, and the server's
+resident memory at the start and the end of the level.
 
-    python benchmarks/serve_load.py --graph demo --clients 4 --seconds 60
+--compare-unbatched runs the same levels a second time against a server that answers one
+question at a time (GRAPHRAFT_MAX_BATCH=1), in this one run, so that batching is measured
+against its absence on the same machine at the same time.
+
+    python benchmarks/serve_load.py --graph demo --clients 1 4 16 --seconds 300
+    python benchmarks/serve_load.py --clients 1 4 --seconds 60 --compare-unbatched
+
+Exit status 1 when any request failed other than by a deliberate 503/504.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -23,6 +34,8 @@ import httpx
 
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 
+DELIBERATE = {503, 504}  # a full queue, a deadline: the service saying no on purpose
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -30,12 +43,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(args, port: int) -> subprocess.Popen:
+def start_server(args, port: int, batch: int | None) -> subprocess.Popen:
     command = [sys.executable, "-m", "graphraft", "serve", "--port", str(port), "--graph", args.graph]
     for flag, value in (("--l1-adapter", args.l1_adapter), ("--l2-adapter", args.l2_adapter)):
         if value:
             command += [flag, str(value)]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ)
+    if batch is not None:
+        env["GRAPHRAFT_MAX_BATCH"] = str(batch)
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -50,14 +66,32 @@ def start_server(args, port: int) -> subprocess.Popen:
     raise SystemExit("graphraft serve did not become healthy in 300 s")
 
 
-def load(url: str, questions: list[str], clients: int, seconds: float) -> dict:
+def resident_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def percentile(ordered: list[float], fraction: float) -> float | None:
+    if not ordered:
+        return None
+    return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 3)
+
+
+def load(url: str, questions: list[str], clients: int, seconds: float, pid: int) -> dict:
     latencies: list[float] = []
+    refused: dict[int, int] = {}
     failures: list[str] = []
+    health: list[float] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
 
     def client(offset: int) -> None:
-        with httpx.Client(timeout=120) as http:
+        with httpx.Client(timeout=180) as http:
             i = offset
             while time.monotonic() < stop:
                 question = questions[i % len(questions)]
@@ -65,66 +99,116 @@ def load(url: str, questions: list[str], clients: int, seconds: float) -> dict:
                 started = time.perf_counter()
                 try:
                     response = http.post(f"{url}/ask", json={"question": question})
-                    ok = response.status_code == 200
-                    problem = None if ok else f"{response.status_code}: {response.text[:200]}"
+                    status, problem = response.status_code, None
+                    if status != 200 and status not in DELIBERATE:
+                        problem = f"{status}: {response.text[:200]}"
                 except httpx.HTTPError as exc:
-                    problem = f"{type(exc).__name__}: {exc}"
+                    status, problem = None, f"{type(exc).__name__}: {exc}"
                 with lock:
-                    if problem is None:
+                    if problem is not None:
+                        failures.append(problem)
+                    elif status == 200:
                         latencies.append(time.perf_counter() - started)
                     else:
-                        failures.append(problem)
+                        refused[status] = refused.get(status, 0) + 1
+                        time.sleep(1)  # as Retry-After asks, roughly
 
+    def probe() -> None:
+        with httpx.Client(timeout=30) as http:
+            while time.monotonic() < stop:
+                started = time.perf_counter()
+                try:
+                    ok = http.get(f"{url}/health").status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                with lock:
+                    if ok:
+                        health.append(time.perf_counter() - started)
+                    else:
+                        failures.append("/health did not answer 200")
+                time.sleep(0.5)
+
+    memory_start = resident_mb(pid)
     began = time.perf_counter()
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    threads.append(threading.Thread(target=probe))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - began
-    ordered = sorted(latencies)
+    ordered, health_ordered = sorted(latencies), sorted(health)
     return {
         "clients": clients,
-        "requests": len(latencies) + len(failures),
+        "answered": len(latencies),
+        "refused_503": refused.get(503, 0),
+        "refused_504": refused.get(504, 0),
         "failures": len(failures),
         "first_failures": failures[:3],
         "seconds": round(elapsed, 1),
-        "per_second": round(len(latencies) / elapsed, 2),
+        "per_second": round(len(latencies) / elapsed, 3),
         "p50_s": round(statistics.median(ordered), 3) if ordered else None,
-        "p95_s": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3) if ordered else None,
+        "p95_s": percentile(ordered, 0.95),
+        "health_p99_s": percentile(health_ordered, 0.99),
+        "health_checks": len(health),
+        "memory_mb_start": memory_start,
+        "memory_mb_end": resident_mb(pid),
     }
+
+
+def run_levels(args, questions: list[str], batch: int | None) -> list[dict]:
+    port = free_port()
+    server = start_server(args, port, batch)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        load(url, questions[:2], 1, 5, server.pid)  # warm-up: first forward calls, caches
+        results = []
+        for clients in args.clients:
+            result = load(url, questions, clients, args.seconds, server.pid)
+            result["server"] = "one at a time" if batch == 1 else "batched"
+            results.append(result)
+            print(line(result), flush=True)
+        return results
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def line(r: dict) -> str:
+    return (
+        f"{r['server']}, {r['clients']} client(s): {r['answered']} answered in {r['seconds']} s "
+        f"({r['per_second']}/s), p50 {r['p50_s']} s, p95 {r['p95_s']} s, 503 {r['refused_503']}, "
+        f"504 {r['refused_504']}, other failures {r['failures']}, /health p99 {r['health_p99_s']} s "
+        f"({r['health_checks']} checks), memory {r['memory_mb_start']} -> {r['memory_mb_end']} MB"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--graph", default="demo")
     parser.add_argument("--dataset", default="demo", choices=[d.value for d in Dataset])
-    parser.add_argument("--l1-adapter", type=Path, default=Path("outputs/training/l1-demo/adapter"))
-    parser.add_argument("--l2-adapter", type=Path, default=Path("outputs/training/l2-demo/adapter"))
-    parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--l1-adapter", type=Path, default=Path("outputs/demo/training/l1-demo/adapter"))
+    parser.add_argument("--l2-adapter", type=Path, default=Path("outputs/demo/training/l2-demo/adapter"))
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--seconds", type=float, default=300)
     parser.add_argument("--questions", type=int, default=40, help="Validation questions to cycle through.")
+    parser.add_argument("--compare-unbatched", action="store_true", help="Also run a one-at-a-time server.")
+    parser.add_argument("--json", type=Path, help="Also write the results here.")
     args = parser.parse_args()
     for adapter in (args.l1_adapter, args.l2_adapter):
         if adapter and not adapter.is_dir():
             raise SystemExit(f"{adapter}: no adapter there (make demo trains the demo's)")
     items = load_items(Dataset(args.dataset), None, None, Split.validation, None, None)[: args.questions]
     questions = [item.question for item in items]
-    port = free_port()
-    server = start_server(args, port)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        load(url, questions[:2], 1, 5)  # warm-up: first forward calls, caches
-        results = [load(url, questions, clients, args.seconds) for clients in (1, args.clients)]
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-    print(json.dumps(results, indent=2))
-    for r in results:
-        print(
-            f"{r['clients']} client(s): {r['requests']} requests in {r['seconds']} s, {r['failures']} failed, "
-            f"{r['per_second']} answered/s, p50 {r['p50_s']} s, p95 {r['p95_s']} s"
-        )
+    results = run_levels(args, questions, None)
+    if args.compare_unbatched:
+        results += run_levels(args, questions, 1)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2))
+    print("\n".join(line(r) for r in results))
+    if any(r["failures"] for r in results):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,22 @@ class AskRequest(BaseModel):
     )
 
 
+class ErrorBody(BaseModel):
+    error: str = Field(description="What went wrong, on one line.")
+
+
+def error_responses(*codes: int) -> dict:
+    """The error statuses a route may answer, for the OpenAPI document."""
+    meaning = {
+        400: "An empty or oversized question, or one that asks for too much",
+        401: "No bearer token, or the wrong one (when the server has an API key)",
+        404: "The graph does not exist",
+        503: "The database is unreachable or stalled, or the queue is full (Retry-After)",
+        504: "Past the request's deadline",
+    }
+    return {code: {"model": ErrorBody, "description": meaning[code]} for code in codes}
+
+
 class Health(BaseModel):
     status: str  # "ok" or "unavailable"
     database: str  # "reachable", or why not
@@ -129,7 +145,12 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
         headers = next((h for kind, h in HEADERS if isinstance(exc, kind)), None)
         return JSONResponse({"error": message}, status_code=status_of(exc), headers=headers)
 
-    @app.post("/ask", response_model=Answer, dependencies=[Depends(authorized)])
+    @app.post(
+        "/ask",
+        response_model=Answer,
+        dependencies=[Depends(authorized)],
+        responses=error_responses(400, 401, 404, 503, 504),
+    )
     def ask(request: AskRequest) -> Answer:
         """Answer a question: the answers, the Cypher that found them, the evidence and timings."""
         started = time.perf_counter()
@@ -168,12 +189,21 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
         )
         return answer
 
-    @app.get("/schema", response_model=GraphSchema, dependencies=[Depends(authorized)])
+    @app.get(
+        "/schema",
+        response_model=GraphSchema,
+        dependencies=[Depends(authorized)],
+        responses=error_responses(401, 404, 503, 504),
+    )
     def schema() -> GraphSchema:
         """Labels, relationship types and (label)-[type]->(label) patterns with counts."""
         return engine.store.schema()
 
-    @app.get("/health", response_model=Health)
+    @app.get(
+        "/health",
+        response_model=Health,
+        responses={503: {"model": Health, "description": "The database does not answer"}},
+    )
     async def health() -> JSONResponse:
         """Whether the database answers and which models are loaded (503 when the database does not)."""
         try:
