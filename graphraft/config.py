@@ -92,6 +92,11 @@ class Settings(BaseSettings):
     )
     embedded_port: int = Field(0, description="Port for the embedded server; 0 picks a free one.")
     embedded_data_dir: Path | None = Field(None, description="Default: HOME/falkordb.")
+    name_properties: dict[str, str] = Field(
+        default_factory=dict,
+        description="The property that names a label's nodes, where the rule would choose another "
+        '(JSON: {"Employee": "lastName"}; graph/naming.py has the rule). Run `graphraft embed` after a change.',
+    )
     query_timeout_ms: int = Field(QUERY_TIMEOUT_MS, gt=0, description="Time limit for a read query.")
     write_timeout_ms: int = Field(
         WRITE_TIMEOUT_MS, gt=0, description="Time limit for one write (a load batch, an index, clear)."

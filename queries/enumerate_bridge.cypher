@@ -6,4 +6,4 @@ WITH type(r1) AS type1, startNode(r1) = a AS out1, labels(t) AS labels1,
 RETURN type1, out1, labels1, type2, out2, labels2,
        count(DISTINCT t) AS total,
        count(DISTINCT CASE WHEN t.id IN $answer_ids THEN t.id END)
-         + count(DISTINCT CASE WHEN t.name IN $answer_names THEN t.name END) AS hits
+         + count(DISTINCT CASE WHEN coalesce(t.name_text, t.name) IN $answer_names THEN coalesce(t.name_text, t.name) END) AS hits

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from graphraft.errors import GraphNotFoundError
+from graphraft.graph.naming import NamingRule
 from graphraft.graph.neo4j_store import Neo4jStore, clear_query, index_name
 from graphraft.graph.records import NodeRecord, RelationshipRecord, WriteStats, graph_label
 from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
@@ -77,6 +78,8 @@ class RecordingNeo4jStore(Neo4jStore):
     def __init__(self):  # no driver: nothing is sent
         self.query_timeout_ms, self.batch_size, self.cache_dir, self._schema = 10_000, 5_000, None, None
         self._name_counts = None
+        # a given naming property too: its text goes into the prepare query
+        self.naming = NamingRule({"Film Noir": "original title"})
         self.write_timeout_ms, self.database, self.description = 300_000, None, "recording"
         self.identity = self.server = self.description
         self.graph_name, self.catalog = "Film Noir's", None
@@ -96,6 +99,8 @@ class RecordingNeo4jStore(Neo4jStore):
             return []
         if "count(" in query:
             return [{"c": 1}]
+        if "AS current" in query:  # a node whose name is to be prepared: the write is sent too
+            return [{"id": "n1", "labels": ["Film Noir"], "current": None, "key": None, "props": [["name", "Zoë"]]}]
         if "db.labels()" in query:
             return [{"label": "Film Noir"}]
         if "db.relationshipTypes()" in query:
@@ -120,6 +125,7 @@ def store_queries() -> list[dict]:
     store.names_containing(["zoë"])
     store.nodes_by_id(["n1"])
     store.nodes_without_embedding()
+    store.prepare_names()
     store.schema(refresh=True)
     store.name_counts()
     # cold start's own reads: the anchors of each label, their degrees, a bridge's second anchor

@@ -7,6 +7,7 @@ import json
 
 from graphraft.config import Settings
 from graphraft.graph.embedded import EmbeddedServer, GraphCatalog, ServerInfo
+from graphraft.graph.naming import NamingRule
 from graphraft.graph.store import GraphStore
 
 DEFAULT_GRAPH = "demo"
@@ -89,6 +90,7 @@ def open_store(settings: Settings, graph: str | None = None, create: bool = Fals
     A graph that does not exist (or was lost) is an error unless ``create`` (loading) says
     it is about to be written."""
     common = dict(
+        naming=NamingRule(settings.name_properties),
         query_timeout_ms=settings.query_timeout_ms,
         batch_size=settings.load_batch_size,
         cache_dir=settings.home / "cache",

@@ -28,7 +28,7 @@ from graphraft.errors import (
 )
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.embedded import GraphCatalog
-from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats
+from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats, name_expression
 from graphraft.graph.store import GraphStore, Row
 
 
@@ -266,7 +266,7 @@ class FalkorDBStore(GraphStore):
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
         return self.read(
             f"CALL db.idx.vector.queryNodes('{ENTITY_LABEL}', '{EMBEDDING_PROPERTY}', $k, vecf32($v)) "
-            "YIELD node, score RETURN node.id AS id, node.name AS name, labels(node) AS labels, score",
+            f"YIELD node, score RETURN node.id AS id, {name_expression('node')} AS name, labels(node) AS labels, score",
             {"k": int(k), "v": [float(x) for x in vector]},
         )
 

@@ -32,7 +32,7 @@ from graphraft.errors import (
 )
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.embedded import GraphCatalog
-from graphraft.graph.records import EMBEDDING_PROPERTY, WriteStats, graph_label
+from graphraft.graph.records import EMBEDDING_PROPERTY, WriteStats, graph_label, name_expression
 from graphraft.graph.store import GraphStore, Row
 
 GRAPH_LABEL = re.compile(r"^__Graph_(.+)__$")
@@ -298,7 +298,7 @@ class Neo4jStore(GraphStore):
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
         return self.read(
             f"CALL db.index.vector.queryNodes('{self.vector_index}', $k, $v) YIELD node, score "
-            "RETURN node.id AS id, node.name AS name, labels(node) AS labels, score",
+            f"RETURN node.id AS id, {name_expression('node')} AS name, labels(node) AS labels, score",
             {"k": int(k), "v": [float(x) for x in vector]},
         )
 

@@ -10,6 +10,14 @@ from typing import Any
 ENTITY_LABEL = "__Entity__"
 EMBEDDING_PROPERTY = "embedding"
 NAME_KEY_PROPERTY = "name_norm"
+# A node's name as text, from the property that names its label (graph/naming.py)
+NAME_TEXT_PROPERTY = "name_text"
+
+
+def name_expression(variable: str) -> str:
+    """Cypher for a node's name: what GraphRAFT keeps, else ``name`` (a graph loaded by an
+    older version, before its names were prepared again)."""
+    return f"coalesce({variable}.{NAME_TEXT_PROPERTY}, {variable}.name)"
 
 
 def is_reserved_label(label: str) -> bool:

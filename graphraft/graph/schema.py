@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class SchemaPattern(BaseModel):
@@ -19,6 +19,10 @@ class GraphSchema(BaseModel):
     labels: dict[str, int]
     relationship_types: dict[str, int]
     patterns: list[SchemaPattern]
+    #: each label's property keys (GraphRAFT's own left out)
+    properties: dict[str, list[str]] = Field(default_factory=dict)
+    #: the property that names each label's nodes (graph/naming.py; None: reached by id only)
+    names: dict[str, str | None] = Field(default_factory=dict)
     seconds: float = 0.0
 
     @property

@@ -30,16 +30,19 @@ from graphraft.errors import (
     ReadOnlyViolationError,
 )
 from graphraft.graph.cypher_text import label_expression, quote_identifier
+from graphraft.graph.naming import NamingRule
 from graphraft.graph.records import (
     EMBEDDING_PROPERTY,
     ENTITY_LABEL,
     NAME_KEY_PROPERTY,
+    NAME_TEXT_PROPERTY,
     LoadReport,
     NodeRecord,
     RelationshipRecord,
     WriteStats,
     domain_labels,
     is_reserved_label,
+    name_expression,
 )
 from graphraft.graph.schema import GraphSchema, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
@@ -72,8 +75,14 @@ class GraphStore(ABC):
     graph_label: str | None = None
 
     def __init__(
-        self, query_timeout_ms: int = QUERY_TIMEOUT_MS, batch_size: int = LOAD_BATCH_SIZE, cache_dir: Path | None = None
+        self,
+        query_timeout_ms: int = QUERY_TIMEOUT_MS,
+        batch_size: int = LOAD_BATCH_SIZE,
+        cache_dir: Path | None = None,
+        naming: NamingRule | None = None,
     ):
+        #: which property names a node of each label (graph/naming.py)
+        self.naming = naming or NamingRule()
         self.query_timeout_ms = query_timeout_ms
         self.batch_size = batch_size
         self.cache_dir = cache_dir
@@ -262,8 +271,9 @@ class GraphStore(ABC):
         by_labels: dict[tuple[str, ...], list[Row]] = defaultdict(list)
         for node in nodes:
             props = dict(node.properties)
-            name = props.get("name")
-            if isinstance(name, str):
+            name = self.naming.name_of(domain_labels(node.labels), props)
+            if name is not None:
+                props[NAME_TEXT_PROPERTY] = name
                 props[NAME_KEY_PROPERTY] = normalize_name(name)
             by_labels[domain_labels(node.labels)].append({"id": node.id, "props": props})
             report.nodes += 1
@@ -278,7 +288,7 @@ class GraphStore(ABC):
                 query = (
                     f"UNWIND $rows AS row MERGE (n{label_expression((self.entity_label, *labels))} {{id: row.id}}) "
                     "WITH n, row WHERE any(k IN keys(row.props) WHERE n[k] IS NULL OR n[k] <> row.props[k]) "
-                    f"SET n.{EMBEDDING_PROPERTY} = CASE WHEN n.name = row.props.name "
+                    f"SET n.{EMBEDDING_PROPERTY} = CASE WHEN {name_expression('n')} = row.props.{NAME_TEXT_PROPERTY} "
                     f"THEN n.{EMBEDDING_PROPERTY} ELSE null END "
                     "SET n += row.props"
                 )
@@ -321,30 +331,47 @@ class GraphStore(ABC):
         return report
 
     def prepare_names(self) -> int:
-        """Nodes of a graph loaded outside GraphRAFT (only their label and ``id`` set by the
-        user): add the name key exact matching uses, and the indexes. Returns how many changed."""
+        """Give every node the name its labels' naming rule gives it (``name_text``) and the key
+        exact matching uses (``name_norm``), and create the indexes: for a graph loaded outside
+        GraphRAFT (only its label and ``id`` set by the user), or by an older version, or after
+        the per-label naming properties changed. A node whose name changes loses its name
+        embedding, so that it is embedded again. Returns how many nodes changed."""
+        limit = max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS)
         rows = self.read(
-            f"MATCH (n{self._entity}) WHERE n.name IS NOT NULL AND n.{NAME_KEY_PROPERTY} IS NULL "
-            "RETURN n.id AS id, toString(n.name) AS name",
-            timeout_ms=max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS),
+            f"MATCH (n{self._entity}) "
+            f"RETURN n.id AS id, labels(n) AS labels, {name_expression('n')} AS current, "
+            f"n.{NAME_KEY_PROPERTY} AS key, "
+            # only the keys that can name a node: what the rule looks at
+            "[k IN keys(n) WHERE toLower(k) ENDS WITH 'name' OR k = 'title' OR k IN $named | [k, n[k]]] AS props",
+            {"named": sorted(set(self.naming.overrides.values()))},
+            timeout_ms=limit,
         )
-        self.ensure_indexes(self._label_counts(max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS)))
-        for batch in batched(rows, self.batch_size):
+        self.ensure_indexes(self._label_counts(limit))
+        changed = []
+        for row in rows:
+            name = self.naming.name_of(domain_labels(row["labels"]), dict(row["props"]))
+            key = normalize_name(name) if name is not None else None
+            if name != row["current"] or key != row["key"]:
+                changed.append({"id": row["id"], "text": name, "key": key})
+        for batch in batched(changed, self.batch_size):
             self.write(
-                f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) SET n.{NAME_KEY_PROPERTY} = row.key",
-                {"rows": [{"id": r["id"], "key": normalize_name(r["name"])} for r in batch]},
+                f"UNWIND $rows AS row MATCH (n{self._entity} {{id: row.id}}) "
+                f"SET n.{EMBEDDING_PROPERTY} = CASE WHEN {name_expression('n')} = row.text "
+                f"THEN n.{EMBEDDING_PROPERTY} ELSE null END "
+                f"SET n.{NAME_TEXT_PROPERTY} = row.text, n.{NAME_KEY_PROPERTY} = row.key",
+                {"rows": batch},
             )
-        if rows:
+        if changed:
             self.invalidate_schema()
-        return len(rows)
+        return len(changed)
 
     # ----------------------------------------------------------------- embeddings
     def nodes_without_embedding(self) -> list[tuple[str, str]]:
         """(id, name) of named entity nodes that have no name embedding yet."""
         rows = self.read(
             f"MATCH (n{self._entity}) "
-            f"WHERE n.{EMBEDDING_PROPERTY} IS NULL AND n.name IS NOT NULL "
-            "RETURN n.id AS id, toString(n.name) AS name",
+            f"WITH n, {name_expression('n')} AS name WHERE n.{EMBEDDING_PROPERTY} IS NULL AND name IS NOT NULL "
+            "RETURN n.id AS id, toString(name) AS name",
             timeout_ms=max(self.query_timeout_ms, MAINTENANCE_TIMEOUT_MS),
         )
         return [(row["id"], row["name"]) for row in rows]
@@ -387,7 +414,7 @@ class GraphStore(ABC):
         return _own_labels(
             self.read(
                 f"MATCH (n{self._entity} {{{NAME_KEY_PROPERTY}: $key}}) "
-                "RETURN n.id AS id, n.name AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
+                f"RETURN n.id AS id, {name_expression('n')} AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
                 {"key": normalize_name(name), "limit": limit},
             )
         )
@@ -402,7 +429,7 @@ class GraphStore(ABC):
             self.read(
                 f"MATCH (n{self._entity}) "
                 f"WHERE all(w IN $words WHERE n.{NAME_KEY_PROPERTY} CONTAINS w) "
-                "RETURN n.id AS id, n.name AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
+                f"RETURN n.id AS id, {name_expression('n')} AS name, labels(n) AS labels ORDER BY id LIMIT $limit",
                 {"words": words, "limit": int(limit)},
             )
         )
@@ -423,7 +450,7 @@ class GraphStore(ABC):
     def nodes_by_id(self, ids: Sequence[str], timeout_ms: int | None = None) -> list[Row]:
         rows = self.read(
             f"UNWIND $ids AS i MATCH (n{self._entity} {{id: i}}) "
-            "RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties",
+            f"RETURN n.id AS id, labels(n) AS labels, properties(n) AS properties, {name_expression('n')} AS name",
             {"ids": list(ids)},
             timeout_ms=timeout_ms,
         )
@@ -459,6 +486,7 @@ class GraphStore(ABC):
         if cache_file is not None and cache_file.exists() and not refresh:
             try:
                 self._schema = GraphSchema.model_validate_json(cache_file.read_text())
+                self._schema.names = self.naming.labels_named(self._schema.properties)
                 return self._schema
             except ValueError:
                 cache_file.unlink(missing_ok=True)
@@ -482,10 +510,13 @@ class GraphStore(ABC):
                     )
                 )
         patterns.sort(key=lambda p: (p.type, p.source, p.target))
+        properties = self._label_keys(long)
         self._schema = GraphSchema(
             labels=label_counts,
             relationship_types=type_counts,
             patterns=patterns,
+            properties=properties,
+            names=self.naming.labels_named(properties),
             seconds=time.perf_counter() - started,
         )
         if cache_file is not None:
@@ -503,6 +534,19 @@ class GraphStore(ABC):
         )
         return {r["label"]: r["c"] for r in sorted(rows, key=lambda r: r["label"]) if not is_reserved_label(r["label"])}
 
+    def _label_keys(self, timeout_ms: int) -> dict[str, list[str]]:
+        """Each label's property keys, GraphRAFT's own left out (one scan of its nodes)."""
+        rows = self.read(
+            f"MATCH (n{self._entity}) UNWIND labels(n) AS label UNWIND keys(n) AS key RETURN DISTINCT label, key",
+            timeout_ms=timeout_ms,
+        )
+        own = {"id", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, EMBEDDING_PROPERTY}
+        keys: dict[str, set[str]] = defaultdict(set)
+        for row in rows:
+            if not is_reserved_label(row["label"]) and row["key"] not in own:
+                keys[row["label"]].add(row["key"])
+        return {label: sorted(found) for label, found in sorted(keys.items())}
+
     def _type_counts(self, timeout_ms: int) -> dict[str, int]:
         """This graph's relationship types and their counts (one scan of its relationships)."""
         rows = self.read(
@@ -513,7 +557,8 @@ class GraphStore(ABC):
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        digest = hashlib.sha256(f"{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
+        # "2": the schema records each label's property keys
+        digest = hashlib.sha256(f"2|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
 
 

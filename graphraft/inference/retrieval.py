@@ -13,13 +13,13 @@ from typing import Any
 
 from graphraft.deadline import Deadline
 from graphraft.errors import DatabaseUnavailableError, DeadlineExceededError, GraphRAFTError
-from graphraft.graph.records import NAME_KEY_PROPERTY
+from graphraft.graph.records import NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.inference.generation import GeneratedQuery
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.synthesis.patterns import Pattern, executable
 
-HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, "embedding"}
+HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, "embedding"}
 
 
 @dataclass
@@ -88,11 +88,15 @@ def execute(
         result.runs.append(run)
     for row in store.nodes_by_id(result.order, timeout_ms=deadline.limit_ms(timeout_ms, "reading the answers")):
         props = row["properties"]
+        name = row["name"] if row["name"] is not None else row["id"]
         result.nodes[row["id"]] = {
             "id": row["id"],
-            "name": props.get("name", row["id"]),
+            "name": name,
             "labels": row["labels"],
-            "properties": {k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES},
+            # the property that names the node (a Movie's title) is shown once, as its name
+            "properties": {
+                k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES and not (isinstance(v, str) and v == name)
+            },
         }
     return result
 

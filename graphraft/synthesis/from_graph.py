@@ -22,7 +22,7 @@ from graphraft.config import MAINTENANCE_TIMEOUT_MS
 from graphraft.errors import InvalidInputError
 from graphraft.graph.cypher_text import label_expression
 from graphraft.graph.loaders.questions import split_of
-from graphraft.graph.records import domain_labels
+from graphraft.graph.records import NAME_KEY_PROPERTY, domain_labels, name_expression
 from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
@@ -118,8 +118,9 @@ class GraphQuestionGenerator:
         by_label: dict[str, list[tuple[AnchorRef, str]]] = {}
         for label in sorted(self.store.schema().labels):
             rows = self.store.read(
-                f"MATCH (n{label_expression((label, self.store.entity_label))}) WHERE n.name IS NOT NULL "
-                "RETURN n.id AS id, n.name AS name, n.name_norm AS key, labels(n) AS labels",
+                f"MATCH (n{label_expression((label, self.store.entity_label))}) "
+                f"WITH n, {name_expression('n')} AS name WHERE name IS NOT NULL "
+                f"RETURN n.id AS id, name, n.{NAME_KEY_PROPERTY} AS key, labels(n) AS labels",
                 timeout_ms=MAINTENANCE_TIMEOUT_MS,
             )
             rows = [r for r in rows if counts.get(r["key"], 0) <= 3 and str(r["name"]).strip()]
@@ -261,7 +262,7 @@ class GraphQuestionGenerator:
         cypher = render(pattern)
         ids = [r["id"] for r in self.store.read(executable(pattern, self.store), timeout_ms=self.config.timeout_ms)]
         nodes = {n["id"]: n for n in self.store.nodes_by_id(ids)} if ids else {}
-        answers = [str(nodes[i]["properties"].get("name", i)) for i in ids if i in nodes]
+        answers = [str(nodes[i]["name"] if nodes[i]["name"] is not None else i) for i in ids if i in nodes]
         named = [(pattern.anchor, plan.anchor_name)]
         if pattern.end_anchor is not None:
             named.append((pattern.end_anchor, plan.other_name))
