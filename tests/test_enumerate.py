@@ -68,8 +68,8 @@ def test_bridge_between_two_anchors(store):
     found = PatternEnumerator(store).between(DRAMA, HANKS, answer_names=["Cast Away", "Forrest Gump"])
     assert [(p.cypher, p.total, p.hits) for p in found.patterns] == [
         (
-            'MATCH (a:Genre {id: "g1"})<-[r1:HAS_GENRE]-(t:Movie)-[r2:STARRED_ACTORS]->(b:Person {id: "p1"}) '
-            "RETURN DISTINCT t.id AS id",
+            'MATCH (a:Genre {id: "g1"})<-[r1:HAS_GENRE]-(n1:Movie)-[r2:STARRED_ACTORS]->(b:Person {id: "p1"}) '
+            "RETURN DISTINCT n1.id AS id",
             2,
             2,
         )

@@ -12,18 +12,18 @@ HANKS = AnchorRef("person:Tom Hanks", ("Person",))
 def test_one_hop_renders_canonically():
     pattern = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)),), target=1)
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id'
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN DISTINCT n1.id AS id'
     )
 
 
 def test_multi_hop_is_one_path_and_excludes_the_anchor_only_when_labels_allow():
     to_year = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)), Step("RELEASE_YEAR", True, ("Year",))), 2)
     assert render(to_year) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(:Movie)'
-        "-[r2:RELEASE_YEAR]->(t:Year) RETURN DISTINCT t.id AS id"
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie)'
+        "-[r2:RELEASE_YEAR]->(n2:Year) RETURN DISTINCT n2.id AS id"
     )
     co_star = Pattern(HANKS, (Step("STARRED_ACTORS", False, ("Movie",)), Step("STARRED_ACTORS", True, ("Person",))), 2)
-    assert render(co_star).endswith("(t:Person) WHERE t <> a RETURN DISTINCT t.id AS id")
+    assert render(co_star).endswith("(n2:Person) WHERE n2 <> a RETURN DISTINCT n2.id AS id")
     assert render(co_star).count("MATCH") == 1
 
 
@@ -36,8 +36,8 @@ def test_bridge_names_both_anchors():
         end_anchor=genre,
     )
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie)'
-        '-[r2:HAS_GENRE]->(b:Genre {id: "genre:Drama"}) RETURN DISTINCT t.id AS id'
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie)'
+        '-[r2:HAS_GENRE]->(b:Genre {id: "genre:Drama"}) RETURN DISTINCT n1.id AS id'
     )
 
 
@@ -46,7 +46,7 @@ def test_quotes_backslashes_and_odd_identifiers_are_escaped():
     pattern = Pattern(anchor, (Step("ACTED IN", True, ("Movie`s",)),), 1)
     assert render(pattern) == (
         'MATCH (a:`Person Of Interest` {id: "p:Dwayne \\"The Rock\\" \\\\ Jr."})'
-        "-[r1:`ACTED IN`]->(t:`Movie``s`) RETURN DISTINCT t.id AS id"
+        "-[r1:`ACTED IN`]->(n1:`Movie``s`) RETURN DISTINCT n1.id AS id"
     )
 
 
@@ -78,9 +78,9 @@ def test_every_relationship_is_named_and_those_that_could_be_walked_twice_are_ke
         3,
     )
     assert render(pattern) == (
-        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(:Movie)'
-        "-[r2:DIRECTED_BY]->(:Person)<-[r3:DIRECTED_BY]-(t:Movie) WHERE r2 <> r3 "
-        "RETURN DISTINCT t.id AS id"
+        'MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie)'
+        "-[r2:DIRECTED_BY]->(n2:Person)<-[r3:DIRECTED_BY]-(n3:Movie) WHERE r2 <> r3 "
+        "RETURN DISTINCT n3.id AS id"
     )
     # different types (or ends) cannot share a relationship: nothing to say
     other = Pattern(
@@ -96,15 +96,16 @@ def test_every_relationship_is_named_and_those_that_could_be_walked_twice_are_ke
 
 
 def _decisions(pattern: Pattern) -> list:
-    """What L1 decides, in the order the text says it: the anchor, then each step and the
-    node it reaches (its labels; whether it is the target or the second anchor), then the end."""
+    """What L1 decides, in the order a question tells it: the anchor, then each step and the
+    node it reaches (its labels; whether it is the second anchor), then which node is asked
+    for, once the whole path is known."""
     out: list = [("anchor", pattern.anchor)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
         out.append(("step", step.type, step.outgoing))
         end = pattern.end_anchor if index == last else None
-        out.append(("node", step.labels, index == pattern.target, end))
-    return out + [("end",)]
+        out.append(("node", step.labels, end))
+    return out + [("target", pattern.target)]
 
 
 def _all_patterns() -> list[Pattern]:
@@ -129,7 +130,8 @@ def test_text_is_decided_left_to_right():
     """For every pair of candidates, the texts agree up to the first part where their structures
     differ: no part of the text depends on what comes after it, so L1 decides each part where the
     question tells it. (Naming a relationship only when a later step could reuse it broke this:
-    a 2-hop path and its 3-hop extensions differed at the first `[`.)"""
+    a 2-hop path and its 3-hop extensions differed at the first `[`; so did marking the target
+    where the path reached it: a 1-hop path and its extensions differed at `(t:` against `(:`.)"""
     patterns = _all_patterns()
     texts = [render(p) for p in patterns]
     decisions = [_decisions(p) for p in patterns]

@@ -52,7 +52,7 @@ def test_a_row_names_the_best_query_its_scores_and_alternatives(store):
     load(store)
     row = synthesizer_for(store).row_for(item("what did [Tom Hanks] star in", ["Cast Away", "Big", "Forrest Gump"]))
     assert row.status == "ok" and row.reason is None
-    assert row.cypher == ('MATCH (a:Person {id: "p1"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id')
+    assert row.cypher == ('MATCH (a:Person {id: "p1"})<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN DISTINCT n1.id AS id')
     assert (row.hits, row.total, row.recall, row.precision) == (3, 3, 1.0, 1.0)
     assert [a.model_dump() for a in row.anchors] == [
         {"mention": "Tom Hanks", "id": "p1", "name": "Tom Hanks", "labels": ["Person"], "method": "exact", "score": 1.0}

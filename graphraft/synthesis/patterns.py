@@ -16,7 +16,8 @@ from typing import Any
 from graphraft.graph.cypher_text import label_expression, quote_identifier, string_literal
 
 #: Bump when the rendered text changes: adapters trained on older text must not be used.
-RENDERER_VERSION = 2  # 2: every relationship named (r1, r2, ...); bridges oriented by mention order
+RENDERER_VERSION = 3  # 2: every relationship named (r1, r2, ...); bridges oriented by mention order
+# 3: every node after the anchor named by its place (n1, n2, ...); the target said in RETURN
 
 
 @dataclass(frozen=True, order=True)
@@ -114,7 +115,7 @@ def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
             if pattern.steps[i - 1].type != pattern.steps[j - 1].type or ends(i) != ends(j):
                 continue
             # Walking back over the first relationship from the target lands on the anchor,
-            # which `t <> a` already excludes.
+            # which `n2 <> a` already excludes.
             if (i, j) == (1, 2) and pattern.target == 2:
                 continue
             pairs.append((i, j))
@@ -125,11 +126,13 @@ def render(pattern: Pattern, graph_label: str | None = None) -> str:
     """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
     twice, targets other than the anchors, distinct target ids.
 
-    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(t:Movie) RETURN DISTINCT t.id AS id``
+    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN DISTINCT n1.id AS id``
 
-    Written left to right: the text of each part depends only on the parts before it
-    (conditions come after the whole path), so two candidates' texts agree up to the first
-    part where their structures differ.
+    Written left to right: the text of each part depends only on the parts before it, so two
+    candidates' texts agree up to the first part where their structures differ. Every
+    relationship (``r1``, ``r2``, ...) and every node after the anchor (``n1``, ``n2``, ...; a
+    second anchor ``b``) is named by its place on the path, whatever follows; which node the
+    query returns is said after the whole path, in its conditions and its RETURN.
 
     ``graph_label``: the executed form in a database that holds other graphs too (Neo4j), the
     graph's label added to the root node (relationships never leave a graph, so the root confines
@@ -139,29 +142,29 @@ def render(pattern: Pattern, graph_label: str | None = None) -> str:
     text = [_node("a", root, pattern.anchor.id)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
-        # Every relationship is named, whether or not a condition will need it: the text of a
-        # step may not depend on the steps after it, so that L1 decides each step where the
-        # question tells it (named only where reused, a 2-hop path began `-[:T]->` and its
-        # 3-hop extensions `-[r1:T]->`, and L1 had to guess the length at the first `[`).
+        # Named whether or not anything will refer to it: the text of a step may not depend on
+        # the steps after it (renderer 1 named a relationship only where a later step reused
+        # it, so a 2-hop path began `-[:T]->` and its 3-hop extensions `-[r1:T]->`; renderer 2
+        # wrote the target `(t:...)` where the path reached it, so a 1-hop path and its 2-hop
+        # extensions parted at that node, before the step that tells them apart).
         rel = f"[r{index}:{quote_identifier(step.type)}]"
         text.append(f"-{rel}->" if step.outgoing else f"<-{rel}-")
-        if index == pattern.target:
-            text.append(_node("t", step.labels))
-        elif index == last and pattern.end_anchor is not None:
+        if index == last and pattern.end_anchor is not None:
             text.append(_node("b", pattern.end_anchor.labels, pattern.end_anchor.id))
         else:
-            text.append(_node("", step.labels))
+            text.append(_node(f"n{index}", step.labels))
+    target = f"n{pattern.target}"
     # A target may only equal an anchor where their labels allow it; say so only then,
     # so that the common query stays short.
     target_labels = set(pattern.steps[pattern.target - 1].labels)
     conditions = [
-        f"t <> {var}"
+        f"{target} <> {var}"
         for var, ref in (("a", pattern.anchor), ("b", pattern.end_anchor))
         if ref is not None and target_labels <= set(ref.labels)
     ]
     conditions += [f"r{i} <> r{j}" for i, j in pairs]
     where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
-    return f"MATCH {''.join(text)}{where} RETURN DISTINCT t.id AS id"
+    return f"MATCH {''.join(text)}{where} RETURN DISTINCT {target}.id AS id"
 
 
 def executable(pattern: Pattern, store) -> str:
