@@ -19,7 +19,7 @@ NODES = [
     NodeRecord("o1", ("Order",), {"orderID": 10248, "shipCity": "Reims"}),
 ]
 RELS = [
-    RelationshipRecord("p1", "m1", "ACTED_IN"),
+    RelationshipRecord("p1", "m1", "ACTED_IN", {"roles": ["Neo"]}),
     RelationshipRecord("p1", "m2", "ACTED_IN"),
     RelationshipRecord("s1", "x1", "SUPPLIES"),
 ]
@@ -62,7 +62,16 @@ def test_nodes_are_anchored_answered_and_embedded_by_the_name_their_label_has(st
         "Product": "productName",
         "Supplier": "companyName",
     }
-    assert schema.properties["Movie"] == ["released", "title"]
+    # each label's properties with their types, and the values of a few-valued one
+    movie = schema.properties["Movie"]
+    assert set(movie) == {"released", "title"} and "name_text" not in schema.properties["Person"]
+    assert (movie["released"].type, movie["released"].values) == ("integer", [1994, 1999])
+    assert (movie["title"].type, movie["title"].sampled) == ("string", 2)
+    assert schema.properties["Product"]["unitPrice"].type == "float"
+    assert schema.relationship_properties == {
+        "ACTED_IN": {"roles": schema.relationship_properties["ACTED_IN"]["roles"]}
+    }
+    assert schema.relationship_properties["ACTED_IN"]["roles"].type == "list"
     # exact anchoring by title and by productName, the name as the graph writes it
     assert [(r["id"], r["name"]) for r in store.nodes_by_name("the matrix")] == [("m1", "The Matrix")]
     assert [(r["id"], r["name"]) for r in store.nodes_by_name("CHAI")] == [("x1", "Chai")]

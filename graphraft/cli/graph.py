@@ -124,9 +124,14 @@ def print_schema(where: str, schema) -> None:
         return
     out.print(f"[bold]{where}[/]: {schema.node_count:,} nodes, {schema.relationship_count:,} relationships")
     # names from the database are cells of Text, never markup
-    labels = Table("label", "nodes", title="Labels")
+    labels = Table("label", "nodes", "named by", "properties", title="Labels")
     for label, count in schema.labels.items():
-        labels.add_row(Text(label), f"{count:,}")
+        found = schema.properties.get(label, {})
+        described = ", ".join(
+            f"{key} ({info.type}{': ' + ' | '.join(map(str, info.values)) if info.values else ''})"
+            for key, info in found.items()
+        )
+        labels.add_row(Text(label), f"{count:,}", Text(schema.names.get(label) or "-"), Text(described))
     types = Table("relationship type", "count", title="Relationship types")
     for rel_type, count in schema.relationship_types.items():
         types.add_row(Text(rel_type), f"{count:,}")

@@ -24,12 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graphraft.graph.records import EMBEDDING_PROPERTY, NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY
+from graphraft.graph.records import OWN_PROPERTIES
 
 #: tried in this order before the label's own ``<label>Name``
 GENERIC = ("name", "title")
-#: keys that are GraphRAFT's own, never a name
-OWN = {NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, EMBEDDING_PROPERTY, "id"}
 
 
 class NamingRule:
@@ -42,7 +40,7 @@ class NamingRule:
         """The property that names nodes of ``label``, given the keys they carry."""
         if label in self.overrides:
             return self.overrides[label]
-        keys = sorted(set(keys) - OWN)
+        keys = sorted(set(keys) - OWN_PROPERTIES)
         for key in GENERIC:
             if key in keys:
                 return key

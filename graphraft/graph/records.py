@@ -12,6 +12,8 @@ EMBEDDING_PROPERTY = "embedding"
 NAME_KEY_PROPERTY = "name_norm"
 # A node's name as text, from the property that names its label (graph/naming.py)
 NAME_TEXT_PROPERTY = "name_text"
+#: the properties GraphRAFT keeps on a node itself: not the graph's own (refused in files)
+OWN_PROPERTIES = frozenset({"id", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, EMBEDDING_PROPERTY})
 
 
 def name_expression(variable: str) -> str:

@@ -15,12 +15,27 @@ class SchemaPattern(BaseModel):
         return f"({self.source})-[:{self.type}]->({self.target})"
 
 
+#: a property with at most this many distinct values has them listed
+FEW_VALUES = 10
+Value = str | int | float | bool
+
+
+class PropertyInfo(BaseModel):
+    """One property of a label (or relationship type), from a sample of its nodes."""
+
+    type: str  # string, integer, float, boolean, list, date, datetime, ...; "mixed" when they differ
+    sampled: int  # nodes (relationships) of the sample that carry it
+    values: list[Value] | None = None  # every value it takes, when there are at most FEW_VALUES
+
+
 class GraphSchema(BaseModel):
     labels: dict[str, int]
     relationship_types: dict[str, int]
     patterns: list[SchemaPattern]
-    #: each label's property keys (GraphRAFT's own left out)
-    properties: dict[str, list[str]] = Field(default_factory=dict)
+    #: each label's properties (GraphRAFT's own left out), from a sample of its nodes
+    properties: dict[str, dict[str, PropertyInfo]] = Field(default_factory=dict)
+    #: each relationship type's properties, from a sample of its relationships
+    relationship_properties: dict[str, dict[str, PropertyInfo]] = Field(default_factory=dict)
     #: the property that names each label's nodes (graph/naming.py; None: reached by id only)
     names: dict[str, str | None] = Field(default_factory=dict)
     seconds: float = 0.0

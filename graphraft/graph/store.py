@@ -36,6 +36,7 @@ from graphraft.graph.records import (
     ENTITY_LABEL,
     NAME_KEY_PROPERTY,
     NAME_TEXT_PROPERTY,
+    OWN_PROPERTIES,
     LoadReport,
     NodeRecord,
     RelationshipRecord,
@@ -44,11 +45,14 @@ from graphraft.graph.records import (
     is_reserved_label,
     name_expression,
 )
-from graphraft.graph.schema import GraphSchema, SchemaPattern
+from graphraft.graph.schema import FEW_VALUES, GraphSchema, PropertyInfo, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
 
 Row = dict[str, Any]
+#: nodes (relationships) of each label (type) whose properties the schema profiles
+PROFILE_SAMPLE = 1000
+
 #: Plan operators free text may not contain (lower-case letters only, as both databases name them)
 UNTRUSTED_REFUSED = {"loadcsv": "LOAD CSV", "procedurecall": "a procedure call"}
 
@@ -486,7 +490,7 @@ class GraphStore(ABC):
         if cache_file is not None and cache_file.exists() and not refresh:
             try:
                 self._schema = GraphSchema.model_validate_json(cache_file.read_text())
-                self._schema.names = self.naming.labels_named(self._schema.properties)
+                self._schema.names = self._names(self._schema)
                 return self._schema
             except ValueError:
                 cache_file.unlink(missing_ok=True)
@@ -510,15 +514,21 @@ class GraphStore(ABC):
                     )
                 )
         patterns.sort(key=lambda p: (p.type, p.source, p.target))
-        properties = self._label_keys(long)
+        properties = {
+            label: self._profile(f"(x{label_expression((self.entity_label, label))})", long) for label in label_counts
+        }
+        relationship_properties = {
+            t: self._profile(f"(n{self._entity})-[x:{quote_identifier(t)}]->()", long) for t in type_counts
+        }
         self._schema = GraphSchema(
             labels=label_counts,
             relationship_types=type_counts,
             patterns=patterns,
-            properties=properties,
-            names=self.naming.labels_named(properties),
+            properties={label: found for label, found in properties.items() if found},
+            relationship_properties={t: found for t, found in relationship_properties.items() if found},
             seconds=time.perf_counter() - started,
         )
+        self._schema.names = self._names(self._schema)
         if cache_file is not None:
             try:
                 cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -534,18 +544,37 @@ class GraphStore(ABC):
         )
         return {r["label"]: r["c"] for r in sorted(rows, key=lambda r: r["label"]) if not is_reserved_label(r["label"])}
 
-    def _label_keys(self, timeout_ms: int) -> dict[str, list[str]]:
-        """Each label's property keys, GraphRAFT's own left out (one scan of its nodes)."""
+    def _names(self, schema: GraphSchema) -> dict[str, str | None]:
+        """Each label's naming property by this store's rule (not cached: the rule's choices may change)."""
+        return self.naming.labels_named({label: schema.properties.get(label, {}) for label in schema.labels})
+
+    def _profile(self, match: str, timeout_ms: int) -> dict[str, PropertyInfo]:
+        """The properties of what ``match`` binds to ``x`` (a label's nodes, a type's
+        relationships): type and frequency from a sample of PROFILE_SAMPLE, and every value of
+        those with few (checked over all of them, not only the sample)."""
         rows = self.read(
-            f"MATCH (n{self._entity}) UNWIND labels(n) AS label UNWIND keys(n) AS key RETURN DISTINCT label, key",
+            f"MATCH {match} WITH x LIMIT {PROFILE_SAMPLE} UNWIND keys(x) AS key "
+            "WITH key, x[key] AS value WHERE NOT key IN $own RETURN key, value",
+            {"own": sorted(OWN_PROPERTIES)},
             timeout_ms=timeout_ms,
         )
-        own = {"id", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, EMBEDDING_PROPERTY}
-        keys: dict[str, set[str]] = defaultdict(set)
+        seen: dict[str, list] = defaultdict(list)
         for row in rows:
-            if not is_reserved_label(row["label"]) and row["key"] not in own:
-                keys[row["label"]].add(row["key"])
-        return {label: sorted(found) for label, found in sorted(keys.items())}
+            seen[row["key"]].append(row["value"])
+        found = {}
+        for key, values in sorted(seen.items()):
+            types = {_value_type(v) for v in values}
+            info = PropertyInfo(type=types.pop() if len(types) == 1 else "mixed", sampled=len(values))
+            if info.type in {"string", "integer", "float", "boolean"} and len({repr(v) for v in values}) <= FEW_VALUES:
+                every = self.read(
+                    f"MATCH {match} WHERE x[$key] IS NOT NULL RETURN DISTINCT x[$key] AS value LIMIT {FEW_VALUES + 1}",
+                    {"key": key},
+                    timeout_ms=timeout_ms,
+                )
+                if len(every) <= FEW_VALUES:
+                    info.values = sorted((row["value"] for row in every), key=lambda v: (str(type(v)), v))
+            found[key] = info
+        return found
 
     def _type_counts(self, timeout_ms: int) -> dict[str, int]:
         """This graph's relationship types and their counts (one scan of its relationships)."""
@@ -557,9 +586,24 @@ class GraphStore(ABC):
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        # "2": the schema records each label's property keys
+        # "2": the schema records each label's and type's properties
         digest = hashlib.sha256(f"2|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
+
+
+def _value_type(value: Any) -> str:
+    """A property value's type, as the schema names it."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return type(value).__name__.lower()  # the drivers' temporal and spatial types: date, datetime, point...
 
 
 def _own_labels(rows: list[Row]) -> list[Row]:

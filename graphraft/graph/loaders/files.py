@@ -21,9 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graphraft.errors import InputFileError
 from graphraft.graph.records import (
-    EMBEDDING_PROPERTY,
-    NAME_KEY_PROPERTY,
-    NAME_TEXT_PROPERTY,
+    OWN_PROPERTIES,
     NodeRecord,
     RelationshipRecord,
     is_reserved_label,
@@ -34,7 +32,7 @@ PropertyValue = Scalar | list[Scalar]
 
 #: properties GraphRAFT writes on every node itself; a file setting them would break
 #: identity (``id`` is the row's own field), name lookup or the vector index
-RESERVED_PROPERTIES = frozenset({"id", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, EMBEDDING_PROPERTY})
+RESERVED_PROPERTIES = OWN_PROPERTIES
 
 
 def check_name(kind: str, name: str) -> str:
