@@ -26,6 +26,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -51,11 +52,16 @@ def start_server(args, port: int, batch: int | None) -> subprocess.Popen:
     env = dict(os.environ)
     if batch is not None:
         env["GRAPHRAFT_MAX_BATCH"] = str(batch)
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    # the server's log to a file: a pipe nobody reads fills up (64 KB, a few hundred questions'
+    # log lines) and then stalls the server on its next log line
+    log = Path(tempfile.mkdtemp(prefix="serve-load-")) / "server.log"
+    with log.open("w") as handle:
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle, env=env)
+    print(f"server log: {log}", flush=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise SystemExit(f"graphraft serve exited: {server.stderr.read()[-2000:]}")
+            raise SystemExit(f"graphraft serve exited: {log.read_text()[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
                 return server
@@ -171,7 +177,11 @@ def run_levels(args, questions: list[str], batch: int | None) -> list[dict]:
         return results
     finally:
         server.terminate()
-        server.wait(timeout=60)
+        try:
+            server.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            print("the server did not stop within 120 s of SIGTERM: killed", flush=True)
 
 
 def line(r: dict) -> str:
@@ -180,6 +190,7 @@ def line(r: dict) -> str:
         f"({r['per_second']}/s), p50 {r['p50_s']} s, p95 {r['p95_s']} s, 503 {r['refused_503']}, "
         f"504 {r['refused_504']}, other failures {r['failures']}, /health p99 {r['health_p99_s']} s "
         f"({r['health_checks']} checks), memory {r['memory_mb_start']} -> {r['memory_mb_end']} MB"
+        + (f"; first failures: {r['first_failures']}" if r["failures"] else "")
     )
 
 
