@@ -16,7 +16,7 @@ from graphraft.errors import DatabaseUnavailableError, PortInUseError
 from graphraft.graph import embedded_store
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
-from graphraft.graph.local_server import pid_alive
+from graphraft.graph.local_server import generate_password, pid_alive
 from graphraft.graph.records import NodeRecord
 
 
@@ -51,6 +51,14 @@ def test_data_survives_a_restart(private_server):
     store = embedded_store(private_server, "persist", info2)
     assert store.nodes_by_name("kept across restarts")[0]["id"] == "n1"
     store.close()
+
+
+def test_generated_passwords_are_never_read_as_an_option():
+    """Both local servers' passwords come from here; one that began with "-" was taken for an
+    option by Neo4j's admin tool (a CI run failed on it, one start in 64)."""
+    drawn = {generate_password() for _ in range(2000)}
+    assert len(drawn) == 2000
+    assert all(len(p) >= 32 and p.isalnum() and p.isascii() for p in drawn)
 
 
 def test_the_server_is_private_to_its_user_and_asks_for_its_password(private_server):

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
-import socket
 import stat
 import subprocess
 import time
@@ -32,7 +30,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from graphraft.errors import DatabaseUnavailableError
-from graphraft.graph.local_server import LocalServer, ServerInfo, write_atomically
+from graphraft.graph.local_server import LocalServer, ServerInfo, generate_password, write_atomically
 
 LOG_FILE = "falkordb.log"
 DB_FILE = "graphraft.rdb"
@@ -67,38 +65,30 @@ def _binaries() -> tuple[Path, Path]:
     return server, module
 
 
-def _command(*words: str) -> bytes:
-    parts = [f"*{len(words)}\r\n".encode()]
-    for word in words:
-        data = word.encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
-
-
 def _probe(port: int, password: str | None = None, host: str = "127.0.0.1", timeout: float = 0.5) -> str | None:
-    """Speak just enough RESP to ask for PONG (after AUTH, with a password): "ready",
-    "loading" (reading its data from disk, which takes a while for a large graph) or None
-    (no answer, or not with this password)."""
-    request = (_command("AUTH", password) if password else b"") + _command("PING")
-    replies = 2 if password else 1
+    """Ask the server for PONG (after AUTH, with a password): "ready", "loading" (reading its
+    data from disk, which takes a while for a large graph) or None (no answer, or not with this
+    password)."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis(
+        host=host,
+        port=port,
+        password=password,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(request)
-            reply = b""
-            while reply.count(b"\r\n") < replies:
-                chunk = sock.recv(256)
-                if not chunk:
-                    break
-                reply += chunk
-    except OSError:
+        return "ready" if client.ping() else None
+    except redis.exceptions.BusyLoadingError:
+        return "loading"
+    except redis.RedisError:
         return None
-    lines = reply.split(b"\r\n")
-    if len(lines) <= replies or (password and not lines[0].startswith(b"+OK")):
-        return None
-    last = lines[replies - 1]
-    if last.startswith(b"+PONG"):
-        return "ready"
-    return "loading" if last.startswith(b"-LOADING") else None
+    finally:
+        client.close()
 
 
 class EmbeddedServer(LocalServer):
@@ -134,7 +124,7 @@ class EmbeddedServer(LocalServer):
         """A password at the first start (a file only the user can read), and the private
         configuration file that hands it to redis at every start."""
         if self.password() is None:
-            write_atomically(self.password_path, secrets.token_urlsafe(24) + "\n", mode=0o600)
+            write_atomically(self.password_path, generate_password() + "\n", mode=0o600)
         write_atomically(self.data_dir / CONFIG_FILE, f"requirepass {self.password()}\n", mode=0o600)
 
     def _launch(self, port: int, lock_fd: int) -> subprocess.Popen:

@@ -13,8 +13,8 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as GraphPath
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
@@ -100,15 +100,14 @@ class FalkorDBStore(GraphStore):
                 raise DatabaseUnavailableError(
                     f"{self.description} did not answer within {key}s (is the server stalled?)"
                 ) from None
-            except RedisError as exc:
-                text = str(exc)
-                if "Authentication required" in text or "NOAUTH" in text:
+            except AuthenticationError:
+                if self._password is None:
                     raise DatabaseUnavailableError(
                         f"{self.server} requires a password: set GRAPHRAFT_FALKORDB_PASSWORD or "
                         "GRAPHRAFT_FALKORDB_PASSWORD_FILE (the embedded server keeps its own in DATA_DIR/password)"
                     ) from None
-                if "password" in text or "WRONGPASS" in text:
-                    raise DatabaseUnavailableError(f"{self.server} refused the password given") from None
+                raise DatabaseUnavailableError(f"{self.server} refused the password given") from None
+            except RedisError as exc:
                 raise DatabaseUnavailableError(f"cannot reach {self.description}: {exc}") from None
         return self._clients[key]
 

@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -92,6 +93,12 @@ def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
     if mode is None:
         tmp.chmod(0o644)
     os.replace(tmp, path)
+
+
+def generate_password() -> str:
+    """A random password (192 bits) of hex digits only: no character a command line, a config
+    file or a URL reads specially (a leading ``-`` made Neo4j's admin tool take it for an option)."""
+    return secrets.token_hex(24)
 
 
 class LocalServer(ABC):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import secrets
 import shutil
 import socket
 import subprocess
@@ -30,7 +29,14 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from graphraft.errors import ConfigurationError, DatabaseUnavailableError
-from graphraft.graph.local_server import LocalServer, ServerInfo, free_port, port_taken, write_atomically
+from graphraft.graph.local_server import (
+    LocalServer,
+    ServerInfo,
+    free_port,
+    generate_password,
+    port_taken,
+    write_atomically,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -213,7 +219,7 @@ class Neo4jServer(LocalServer):
     def _set_initial_password(self) -> None:
         """A generated password, in a file only the user can read, set with Neo4j's admin tool
         before the first start (its argument travels in a private argument file, not argv)."""
-        password = secrets.token_urlsafe(24)
+        password = generate_password()
         write_atomically(self.password_path, password + "\n", mode=0o600)
         self._write_config(self._choose_port())
         arguments = self.data_dir / ".admin-args"
