@@ -72,6 +72,24 @@ def rendered_shapes() -> list[str]:
     return sorted(queries)
 
 
+def language_shapes() -> list[str]:
+    """The language's clauses over paths: every combination test_language builds, and filters,
+    properties and orders on keys that need backticks with literals that need escaping."""
+    from test_language import _queries
+
+    from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
+
+    queries = {render_query(q) for q in _queries()}
+    path = Pattern(AnchorRef(None, ("Film Noir",)), (Step("HAS GENRE", True, ("Genre-2",)),), 1)
+    for name in NAMES:
+        for op in ("=", "<>", "CONTAINS", "STARTS WITH"):
+            filters = (Filter(0, "original title", op, name), Filter(1, "since", "<", 1950, relationship=True))
+            queries.add(render_query(Query(path, filters, Projection(("unit price",)), Order("unit price", True), 5)))
+    queries.add(render_query(Query(path, (Filter(1, "weight", ">=", 2.5),), Projection(aggregate="avg", key="weight"))))
+    queries.add(render_query(Query(path, (), Projection(aggregate="sum", key="unit price", group=0), Order("sum"))))
+    return sorted(queries)
+
+
 class RecordingNeo4jStore(Neo4jStore):
     """The Neo4j store's own methods, with reads and writes recorded instead of sent (the
     query text is what is checked; no database answers)."""
@@ -151,10 +169,12 @@ def template_queries() -> list[dict]:
 
 def test_every_query_shape_and_store_query_parses_as_neo4j_cypher():
     shapes = rendered_shapes()
-    items = [{"query": q, "parameters": {}} for q in shapes] + template_queries() + store_queries()
+    language = language_shapes()
+    items = [{"query": q, "parameters": {}} for q in shapes + language] + template_queries() + store_queries()
     # the shapes cover relationship conditions, back-quoted names, the target-anchor condition, bridges
     assert len(shapes) > 150 and any("[r1:" in q and "[r2:" in q for q in shapes) and any("`" in q for q in shapes)
     assert any(re.search(r"WHERE n\d <> a", q) for q in shapes) and any("(b:" in q for q in shapes)
+    assert len(language) > 300 and all(any(word in q for q in language) for word in ("ORDER BY", "LIMIT", "STARTS"))
     errors = {item["query"]: found for item, found in zip(items, lint(items)) if found}
     assert errors == {}
 

@@ -1,11 +1,14 @@
-"""Patterns and the one renderer (DESIGN.md invariant 3).
+"""Patterns: the paths queries walk, and their part of the one renderer (DESIGN.md invariant 3).
 
-A pattern is a path that starts at an anchor node: a sequence of steps, each a relationship
-type, a direction and the labels of the node it reaches. One node on the path is the
-target (what the query returns); a path may also end at a second anchor (a two-anchor
-"bridge"). ``render`` turns a pattern into exactly one Cypher string, and training targets,
-trie candidates and executed queries all come from it. Model output is mapped back to a
-pattern by looking the string up among the candidates, never by parsing it.
+A pattern is a path that starts at an anchor node (or, for a label root, at any node of a
+label): a sequence of 0 to 3 steps, each a relationship type, a direction and the labels of
+the node it reaches. One node on the path is the target (what the query returns); a path may
+also end at a second anchor (a two-anchor "bridge"). ``render`` turns a pattern into exactly
+one Cypher string that asks for its target nodes; the clauses a query adds to its path
+(filters, what it returns, order, limit) are in ``graphraft.synthesis.language``, whose
+renderer writes the path with ``path_text``. Training targets, trie candidates and executed
+queries all come from the renderer; model output is mapped back by looking the string up
+among the candidates, never by parsing it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,19 @@ from graphraft.graph.cypher_text import label_expression, quote_identifier, stri
 #: Bump when the rendered text changes: adapters trained on older text must not be used.
 RENDERER_VERSION = 3  # 2: every relationship named (r1, r2, ...); bridges oriented by mention order
 # 3: every node after the anchor named by its place (n1, n2, ...); the target said in RETURN
+MAX_HOPS = 3
 
 
 @dataclass(frozen=True, order=True)
 class AnchorRef:
-    id: str
+    """Where a path starts: a node by id, or (``id`` None: a label root) any node of ``labels``."""
+
+    id: str | None
     labels: tuple[str, ...]
+
+    @property
+    def is_label_root(self) -> bool:
+        return self.id is None
 
 
 @dataclass(frozen=True, order=True)
@@ -41,12 +51,23 @@ class Pattern:
     end_anchor: AnchorRef | None = None  # the last node, when the path ends at a second anchor
 
     def __post_init__(self) -> None:
-        if not self.steps:
-            raise ValueError("a pattern needs at least one step")
-        if not 1 <= self.target <= len(self.steps):
+        if len(self.steps) > MAX_HOPS:
+            raise ValueError(f"a pattern has at most {MAX_HOPS} steps")
+        if not 0 <= self.target <= len(self.steps):
+            raise ValueError("the target must be a node of the path")
+        # the root is the target of a path without steps (a property of the anchor, the nodes of
+        # a label), and of a label root's path; an anchor with steps asks for what it reaches
+        if self.target == 0 and self.steps and not self.anchor.is_label_root:
             raise ValueError("the target must be a node after the anchor")
-        if self.end_anchor is not None and self.target == len(self.steps):
-            raise ValueError("the target cannot be the second anchor")
+        if not self.anchor.labels and self.anchor.is_label_root:
+            raise ValueError("a label root needs a label")
+        if self.end_anchor is not None:
+            if not self.steps:
+                raise ValueError("a second anchor ends a path of at least one step")
+            if self.target == len(self.steps):
+                raise ValueError("the target cannot be the second anchor")
+            if self.end_anchor.is_label_root:
+                raise ValueError("a second anchor is a node, by id")
 
     @property
     def hops(self) -> int:
@@ -54,7 +75,27 @@ class Pattern:
 
     @property
     def anchor_ids(self) -> tuple[str, ...]:
-        return (self.anchor.id,) + ((self.end_anchor.id,) if self.end_anchor else ())
+        first = () if self.anchor.is_label_root else (self.anchor.id,)
+        return first + ((self.end_anchor.id,) if self.end_anchor else ())
+
+    @property
+    def root_variable(self) -> str:
+        return "n0" if self.anchor.is_label_root else "a"
+
+    def variable(self, node: int) -> str:
+        """The variable of the path's ``node``-th node (0: the root)."""
+        if node == 0:
+            return self.root_variable
+        if node == len(self.steps) and self.end_anchor is not None:
+            return "b"
+        return f"n{node}"
+
+    def labels_of(self, node: int) -> tuple[str, ...]:
+        if node == 0:
+            return self.anchor.labels
+        if node == len(self.steps) and self.end_anchor is not None:
+            return self.end_anchor.labels
+        return self.steps[node - 1].labels
 
     @property
     def shape(self) -> str:
@@ -116,30 +157,18 @@ def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
                 continue
             # Walking back over the first relationship from the target lands on the anchor,
             # which `n2 <> a` already excludes.
-            if (i, j) == (1, 2) and pattern.target == 2:
+            if (i, j) == (1, 2) and pattern.target == 2 and not pattern.anchor.is_label_root:
                 continue
             pairs.append((i, j))
     return pairs
 
 
-def render(pattern: Pattern, graph_label: str | None = None) -> str:
-    """The canonical Cypher for a pattern: one MATCH path on which no relationship is used
-    twice, targets other than the anchors, distinct target ids.
-
-    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN DISTINCT n1.id AS id``
-
-    Written left to right: the text of each part depends only on the parts before it, so two
-    candidates' texts agree up to the first part where their structures differ. Every
-    relationship (``r1``, ``r2``, ...) and every node after the anchor (``n1``, ``n2``, ...; a
-    second anchor ``b``) is named by its place on the path, whatever follows; which node the
-    query returns is said after the whole path, in its conditions and its RETURN.
-
-    ``graph_label``: the executed form in a database that holds other graphs too (Neo4j), the
-    graph's label added to the root node (relationships never leave a graph, so the root confines
-    the path). Training targets and candidates are the canonical form, without it."""
-    pairs = _reusable_pairs(pattern)
+def path_text(pattern: Pattern, graph_label: str | None = None) -> str:
+    """``MATCH`` and the path, each part named by its place: the root ``a`` (an anchor, with its
+    id) or ``n0`` (a label root), relationships ``r1``, ``r2``, ..., nodes ``n1``, ``n2``, ...
+    and a second anchor ``b``."""
     root = pattern.anchor.labels + ((graph_label,) if graph_label else ())
-    text = [_node("a", root, pattern.anchor.id)]
+    text = [_node(pattern.root_variable, root, pattern.anchor.id)]
     last = len(pattern.steps)
     for index, step in enumerate(pattern.steps, 1):
         # Named whether or not anything will refer to it: the text of a step may not depend on
@@ -153,18 +182,46 @@ def render(pattern: Pattern, graph_label: str | None = None) -> str:
             text.append(_node("b", pattern.end_anchor.labels, pattern.end_anchor.id))
         else:
             text.append(_node(f"n{index}", step.labels))
-    target = f"n{pattern.target}"
-    # A target may only equal an anchor where their labels allow it; say so only then,
-    # so that the common query stays short.
-    target_labels = set(pattern.steps[pattern.target - 1].labels)
-    conditions = [
-        f"{target} <> {var}"
-        for var, ref in (("a", pattern.anchor), ("b", pattern.end_anchor))
-        if ref is not None and target_labels <= set(ref.labels)
-    ]
-    conditions += [f"r{i} <> r{j}" for i, j in pairs]
+    return "MATCH " + "".join(text)
+
+
+def path_conditions(pattern: Pattern) -> list[str]:
+    """What keeps the path a path and its target apart from the anchors: ``nT <> a`` where
+    the target's labels allow it to be an anchor (only then, so that the common query stays
+    short), and ``rI <> rJ`` where two steps could walk one relationship."""
+    conditions = []
+    if pattern.target > 0:
+        target_labels = set(pattern.labels_of(pattern.target))
+        anchors = [("b", pattern.end_anchor)]
+        if not pattern.anchor.is_label_root:
+            anchors.insert(0, ("a", pattern.anchor))
+        conditions += [
+            f"n{pattern.target} <> {var}"
+            for var, ref in anchors
+            if ref is not None and target_labels <= set(ref.labels)
+        ]
+    return conditions + [f"r{i} <> r{j}" for i, j in _reusable_pairs(pattern)]
+
+
+def render(pattern: Pattern, graph_label: str | None = None) -> str:
+    """The canonical Cypher for a pattern that asks for its target nodes: one MATCH path on
+    which no relationship is used twice, targets other than the anchors, distinct target ids.
+
+    ``MATCH (a:Person {id: "person:Tom Hanks"})<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN DISTINCT n1.id AS id``
+
+    Written left to right: the text of each part depends only on the parts before it, so two
+    candidates' texts agree up to the first part where their structures differ. Every
+    relationship (``r1``, ``r2``, ...) and every node after the anchor (``n1``, ``n2``, ...; a
+    second anchor ``b``) is named by its place on the path, whatever follows; which node the
+    query returns is said after the whole path, in its conditions and its RETURN. (The same
+    text as ``language.render`` of the query that returns the pattern's target nodes.)
+
+    ``graph_label``: the executed form in a database that holds other graphs too (Neo4j), the
+    graph's label added to the root node (relationships never leave a graph, so the root confines
+    the path). Training targets and candidates are the canonical form, without it."""
+    conditions = path_conditions(pattern)
     where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
-    return f"MATCH {''.join(text)}{where} RETURN DISTINCT {target}.id AS id"
+    return f"{path_text(pattern, graph_label)}{where} RETURN DISTINCT {pattern.variable(pattern.target)}.id AS id"
 
 
 def executable(pattern: Pattern, store) -> str:

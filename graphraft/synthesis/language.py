@@ -1,0 +1,249 @@
+"""The query language L1 writes, and its one renderer (DESIGN.md invariant 3).
+
+A ``Query`` is a path (``patterns.Pattern``: 0 to 3 steps from an anchor or a label, with its
+target) and the clauses that follow it, each decided after the one before::
+
+    MATCH <path> [WHERE <path conditions> AND <filters>]
+    RETURN <projection> [ORDER BY <alias> ASC|DESC] [LIMIT <k>]
+
+- filters: ``<var>.<key> <op> <literal>`` on any node (``n1.released > 2000``) or relationship
+  (``r1.rating >= 80``) of the path, op one of ``OPERATORS``; ``IS NULL`` / ``IS NOT NULL``;
+- the projection: the target's ids (``DISTINCT n1.id AS id``) and any of its properties
+  (``, n1.born AS born``); ``count(DISTINCT n1) AS count``; ``min|max|avg|sum(n1.key) AS
+  min|max|avg|sum``; an aggregate per another node of the path (``n0.id AS id, count(DISTINCT
+  n1) AS count``);
+- ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``.
+
+Values are written as Cypher literals by the renderer (escaped); they come from the question
+or from the database (``clauses.py``), never from model text: model output is mapped back to a
+``Query`` by looking its text up among the candidates."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphraft.graph.cypher_text import quote_identifier, string_literal
+from graphraft.synthesis.patterns import Pattern, path_conditions, path_text
+
+Value = str | int | float | bool
+
+COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+STRING_OPERATORS = ("CONTAINS", "STARTS WITH")
+NULL_TESTS = ("IS NULL", "IS NOT NULL")
+OPERATORS = COMPARISONS + STRING_OPERATORS + NULL_TESTS
+AGGREGATES = ("count", "min", "max", "avg", "sum")
+#: the most rows a query may ask for with LIMIT
+MAX_LIMIT = 1000
+
+
+def literal(value: Value) -> str:
+    """A value as Cypher text: strings quoted and escaped, booleans lower case, numbers as
+    they are (a float always with its point, so that it is not read back as an integer)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("a literal must be a finite number")
+        return repr(value)
+    if isinstance(value, str):
+        return string_literal(value)
+    raise TypeError(f"no literal for a {type(value).__name__}")
+
+
+@dataclass(frozen=True, order=True)
+class Filter:
+    """``<element>.<key> <op> <value>``. ``element``: a node's place on the path (0: the root),
+    or with ``relationship`` a step's (1: the first relationship)."""
+
+    element: int
+    key: str
+    op: str
+    value: Value | None = None
+    relationship: bool = False
+
+    def __post_init__(self) -> None:
+        if self.op not in OPERATORS:
+            raise ValueError(f"unknown operator {self.op!r}")
+        if (self.op in NULL_TESTS) != (self.value is None):
+            raise ValueError(f"{self.op} takes {'no value' if self.op in NULL_TESTS else 'a value'}")
+        if self.op in STRING_OPERATORS and not isinstance(self.value, str):
+            raise ValueError(f"{self.op} takes a string")
+
+    @property
+    def place(self) -> int:
+        """Its place along the path, root first: r1 after the root, n1 after r1, ..."""
+        return 2 * self.element - (1 if self.relationship else 0)
+
+
+@dataclass(frozen=True, order=True)
+class Projection:
+    """What a query returns. Nodes: the target's ids and ``properties`` of it. An aggregate
+    (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of their property ``key``),
+    per node ``group`` of the path when given."""
+
+    properties: tuple[str, ...] = ()
+    aggregate: str | None = None
+    key: str | None = None
+    group: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.aggregate is None:
+            if self.key is not None or self.group is not None:
+                raise ValueError("a key or a group goes with an aggregate")
+            if len(set(self.properties)) != len(self.properties):
+                raise ValueError("a property is returned once")
+            return
+        if self.aggregate not in AGGREGATES:
+            raise ValueError(f"unknown aggregate {self.aggregate!r}")
+        if self.properties:
+            raise ValueError("an aggregate returns no properties beside it")
+        if (self.aggregate == "count") != (self.key is None):
+            raise ValueError("count counts nodes; min, max, avg and sum take a property")
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The names of the columns it returns."""
+        if self.aggregate is None:
+            return ("id", *self.properties)
+        return (("id",) if self.group is not None else ()) + (self.aggregate,)
+
+
+@dataclass(frozen=True, order=True)
+class Order:
+    by: str  # a column the projection returns
+    descending: bool = False
+
+
+@dataclass(frozen=True, order=True)
+class Query:
+    pattern: Pattern
+    filters: tuple[Filter, ...] = ()
+    projection: Projection = field(default_factory=Projection)
+    order: Order | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        nodes, hops = len(self.pattern.steps) + 1, len(self.pattern.steps)
+        for item in self.filters:
+            if item.relationship and not 1 <= item.element <= hops:
+                raise ValueError(f"no relationship {item.element} on the path")
+            if not item.relationship and not 0 <= item.element < nodes:
+                raise ValueError(f"no node {item.element} on the path")
+        if list(self.filters) != sorted(set(self.filters), key=_filter_order):
+            raise ValueError("filters are given once each, in their order along the path")
+        group = self.projection.group
+        if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
+            raise ValueError("an aggregate is grouped by another node of the path")
+        if self.order is not None and self.order.by not in self.projection.aliases:
+            raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")
+        if self.order is not None and self.projection.aggregate and group is None:
+            raise ValueError("one aggregate row has nothing to order")
+        if self.limit is not None and not 1 <= self.limit <= MAX_LIMIT:
+            raise ValueError(f"LIMIT is 1 to {MAX_LIMIT}")
+
+    @property
+    def returns_nodes(self) -> bool:
+        """Its ``id`` column holds nodes (a node answer, or the group an aggregate is per)."""
+        return self.projection.aggregate is None or self.projection.group is not None
+
+    @property
+    def anchor_ids(self) -> tuple[str, ...]:
+        return self.pattern.anchor_ids
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"pattern": self.pattern.to_dict()}
+        if self.filters:
+            data["filters"] = [
+                {"element": f.element, "key": f.key, "op": f.op, "value": f.value, "relationship": f.relationship}
+                for f in self.filters
+            ]
+        if self.projection != Projection():
+            data["projection"] = {
+                "properties": list(self.projection.properties),
+                "aggregate": self.projection.aggregate,
+                "key": self.projection.key,
+                "group": self.projection.group,
+            }
+        if self.order is not None:
+            data["order"] = {"by": self.order.by, "descending": self.order.descending}
+        if self.limit is not None:
+            data["limit"] = self.limit
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Query:
+        projection = data.get("projection")
+        order = data.get("order")
+        return cls(
+            Pattern.from_dict(data["pattern"]),
+            tuple(
+                Filter(int(f["element"]), f["key"], f["op"], f.get("value"), bool(f.get("relationship", False)))
+                for f in data.get("filters", ())
+            ),
+            Projection(
+                tuple(projection.get("properties", ())),
+                projection.get("aggregate"),
+                projection.get("key"),
+                projection.get("group"),
+            )
+            if projection
+            else Projection(),
+            Order(order["by"], bool(order["descending"])) if order else None,
+            data.get("limit"),
+        )
+
+
+def _filter_order(item: Filter) -> tuple:
+    return (item.place, item.key, item.op, str(type(item.value)), str(item.value))
+
+
+def sorted_filters(filters) -> tuple[Filter, ...]:
+    """Filters in the order the renderer writes them: along the path, then by key and operator."""
+    return tuple(sorted(set(filters), key=_filter_order))
+
+
+def _filter_text(query: Query, item: Filter) -> str:
+    variable = f"r{item.element}" if item.relationship else query.pattern.variable(item.element)
+    subject = f"{variable}.{quote_identifier(item.key)}"
+    if item.op in NULL_TESTS:
+        return f"{subject} {item.op}"
+    return f"{subject} {item.op} {literal(item.value)}"
+
+
+def _projection_text(query: Query) -> str:
+    projection, pattern = query.projection, query.pattern
+    target = pattern.variable(pattern.target)
+    if projection.aggregate is None:
+        columns = [f"{target}.id AS id"] + [
+            f"{target}.{quote_identifier(key)} AS {quote_identifier(key)}" for key in projection.properties
+        ]
+        return "DISTINCT " + ", ".join(columns)
+    if projection.aggregate == "count":
+        value = f"count(DISTINCT {target}) AS count"
+    else:
+        value = f"{projection.aggregate}({target}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
+    if projection.group is None:
+        return value
+    return f"{pattern.variable(projection.group)}.id AS id, {value}"
+
+
+def render_query(query: Query, graph_label: str | None = None) -> str:
+    """The one Cypher text of a query, written left to right: the path, then what keeps it a
+    path (``path_conditions``), the filters along it, what it returns, its order and limit.
+    A query that returns its target's ids and nothing else renders as ``patterns.render``.
+
+    ``graph_label``: the executed form in a database that holds other graphs too."""
+    conditions = path_conditions(query.pattern) + [_filter_text(query, item) for item in query.filters]
+    text = path_text(query.pattern, graph_label)
+    if conditions:
+        text += " WHERE " + " AND ".join(conditions)
+    text += " RETURN " + _projection_text(query)
+    if query.order is not None:
+        text += f" ORDER BY {quote_identifier(query.order.by)} {'DESC' if query.order.descending else 'ASC'}"
+    if query.limit is not None:
+        text += f" LIMIT {query.limit}"
+    return text

@@ -1,0 +1,44 @@
+"""A small movie graph whose facts live in properties (born, released, ratings), as Neo4j's own
+movies graph keeps them; tests compute what a query should return from these lists in Python."""
+
+from graphraft.graph.records import NodeRecord, RelationshipRecord
+
+PEOPLE = {
+    "p:keanu": {"name": "Keanu Reeves", "born": 1964},
+    "p:carrie": {"name": "Carrie-Anne Moss", "born": 1967},
+    "p:lana": {"name": "Lana Wachowski", "born": 1965},
+    "p:tom": {"name": "Tom Hanks", "born": 1956},
+    "p:jessica": {"name": "Jessica Thompson"},  # born unknown
+}
+MOVIES = {
+    "m:matrix": {"title": "The Matrix", "released": 1999, "tagline": "Welcome to the Real World"},
+    "m:reloaded": {"title": "The Matrix Reloaded", "released": 2003, "tagline": "Free your mind"},
+    "m:johnny": {"title": "Johnny Mnemonic", "released": 1995},
+    "m:castaway": {"title": "Cast Away", "released": 2000, "tagline": "At the edge of the world"},
+    "m:cloud": {"title": "Cloud Atlas", "released": 2012, "tagline": "Everything is connected"},
+}
+ACTED_IN = [
+    ("p:keanu", "m:matrix"),
+    ("p:keanu", "m:reloaded"),
+    ("p:keanu", "m:johnny"),
+    ("p:carrie", "m:matrix"),
+    ("p:carrie", "m:reloaded"),
+    ("p:tom", "m:castaway"),
+    ("p:tom", "m:cloud"),
+]
+DIRECTED = [("p:lana", "m:matrix"), ("p:lana", "m:reloaded"), ("p:lana", "m:cloud")]
+REVIEWED = [("p:jessica", "m:matrix", 95), ("p:jessica", "m:cloud", 68), ("p:jessica", "m:reloaded", 61)]
+
+NODES = [NodeRecord(i, ("Person",), dict(p)) for i, p in PEOPLE.items()] + [
+    NodeRecord(i, ("Movie",), dict(m)) for i, m in MOVIES.items()
+]
+RELS = (
+    [RelationshipRecord(p, m, "ACTED_IN") for p, m in ACTED_IN]
+    + [RelationshipRecord(p, m, "DIRECTED") for p, m in DIRECTED]
+    + [RelationshipRecord(p, m, "REVIEWED", {"rating": r}) for p, m, r in REVIEWED]
+)
+
+
+def load(store):
+    store.load_nodes(NODES)
+    store.load_relationships(RELS)

@@ -1,0 +1,280 @@
+"""The query language beyond paths: every form renders to one text, runs on both stores and
+returns what Python computes from the graph's own lists (tests/facts_graph.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import product
+from statistics import mean
+
+import pytest
+from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, REVIEWED, load
+
+from graphraft.synthesis.language import Filter, Order, Projection, Query, literal, render_query, sorted_filters
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
+
+KEANU = AnchorRef("p:keanu", ("Person",))
+LANA = AnchorRef("p:lana", ("Person",))
+JESSICA = AnchorRef("p:jessica", ("Person",))
+PEOPLE_ROOT = AnchorRef(None, ("Person",))
+MOVIE_ROOT = AnchorRef(None, ("Movie",))
+ACTED = Step("ACTED_IN", True, ("Movie",))
+ACTED_BACK = Step("ACTED_IN", False, ("Person",))
+DIRECTS = Step("DIRECTED", True, ("Movie",))
+REVIEWS = Step("REVIEWED", True, ("Movie",))
+
+
+def acted(person):
+    return {m for p, m in ACTED_IN if p == person}
+
+
+# (query, its text, what it returns as a set of row tuples in the projection's column order)
+CASES = {
+    "a property of the anchor": (
+        Query(Pattern(KEANU, (), 0), projection=Projection(("born",))),
+        'MATCH (a:Person {id: "p:keanu"}) RETURN DISTINCT a.id AS id, a.born AS born',
+        {("p:keanu", PEOPLE["p:keanu"]["born"])},
+    ),
+    "a count": (
+        Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count")),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN count(DISTINCT n1) AS count',
+        {(len(acted("p:keanu")),)},
+    ),
+    "a filter on the target": (
+        Query(Pattern(KEANU, (ACTED,), 1), (Filter(1, "released", ">", 2000),)),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) WHERE n1.released > 2000 '
+        "RETURN DISTINCT n1.id AS id",
+        {(m,) for m in acted("p:keanu") if MOVIES[m]["released"] > 2000},
+    ),
+    "a label root": (
+        Query(Pattern(MOVIE_ROOT, (), 0), (Filter(0, "released", "=", 1999),)),
+        "MATCH (n0:Movie) WHERE n0.released = 1999 RETURN DISTINCT n0.id AS id",
+        {(m,) for m, p in MOVIES.items() if p["released"] == 1999},
+    ),
+    "order and limit": (
+        Query(
+            Pattern(LANA, (DIRECTS,), 1), projection=Projection(("released",)), order=Order("released", True), limit=2
+        ),
+        'MATCH (a:Person {id: "p:lana"})-[r1:DIRECTED]->(n1:Movie) '
+        "RETURN DISTINCT n1.id AS id, n1.released AS released ORDER BY released DESC LIMIT 2",
+        set(sorted(((m, MOVIES[m]["released"]) for p, m in DIRECTED if p == "p:lana"), key=lambda r: -r[1])[:2]),
+    ),
+    "a count per node, ordered": (
+        Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 1),
+            projection=Projection(aggregate="count", group=0),
+            order=Order("count", True),
+            limit=1,
+        ),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN n0.id AS id, count(DISTINCT n1) AS count "
+        "ORDER BY count DESC LIMIT 1",
+        {Counter(p for p, _ in ACTED_IN).most_common(1)[0]},
+    ),
+    "an average": (
+        Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="avg", key="released")),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN avg(n1.released) AS avg',
+        {(mean(MOVIES[m]["released"] for m in acted("p:keanu")),)},
+    ),
+    "a maximum per node": (
+        Query(Pattern(PEOPLE_ROOT, (ACTED,), 1), projection=Projection(aggregate="max", key="released", group=0)),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN n0.id AS id, max(n1.released) AS max",
+        {(p, max(MOVIES[m]["released"] for m in acted(p))) for p, _ in ACTED_IN},
+    ),
+    "a filter on a relationship": (
+        Query(Pattern(JESSICA, (REVIEWS,), 1), (Filter(1, "rating", ">=", 65, relationship=True),)),
+        'MATCH (a:Person {id: "p:jessica"})-[r1:REVIEWED]->(n1:Movie) WHERE r1.rating >= 65 '
+        "RETURN DISTINCT n1.id AS id",
+        {(m,) for _, m, rating in REVIEWED if rating >= 65},
+    ),
+    "text operators": (
+        Query(
+            Pattern(MOVIE_ROOT, (), 0),
+            (Filter(0, "title", "CONTAINS", "Matrix"), Filter(0, "title", "STARTS WITH", "The")),
+            Projection(("title",)),
+        ),
+        'MATCH (n0:Movie) WHERE n0.title CONTAINS "Matrix" AND n0.title STARTS WITH "The" '
+        "RETURN DISTINCT n0.id AS id, n0.title AS title",
+        {(m, p["title"]) for m, p in MOVIES.items() if "Matrix" in p["title"] and p["title"].startswith("The")},
+    ),
+    "a missing value": (
+        Query(Pattern(PEOPLE_ROOT, (), 0), (Filter(0, "born", "IS NULL"),)),
+        "MATCH (n0:Person) WHERE n0.born IS NULL RETURN DISTINCT n0.id AS id",
+        {(p,) for p, props in PEOPLE.items() if "born" not in props},
+    ),
+    "two hops, the anchor kept out, a filter after": (
+        Query(Pattern(KEANU, (ACTED, ACTED_BACK), 2), (Filter(2, "born", ">", 1965),)),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie)<-[r2:ACTED_IN]-(n2:Person) '
+        "WHERE n2 <> a AND n2.born > 1965 RETURN DISTINCT n2.id AS id",
+        {(p,) for p, m in ACTED_IN if m in acted("p:keanu") and p != "p:keanu" and PEOPLE[p].get("born", 0) > 1965},
+    ),
+    "a label root asked for the root, filtered along the path": (
+        Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
+        "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
+        {(p,) for p, m in DIRECTED if MOVIES[m]["released"] < 2000},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_form_renders_to_its_one_text(case):
+    query, text, _ = CASES[case]
+    assert render_query(query) == text
+    assert Query.from_dict(query.to_dict()) == query
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_form_returns_what_the_graph_holds(store, case):
+    load(store)
+    query, _, expected = CASES[case]
+    rows = store.read(render_query(query, store.graph_label))
+    columns = query.projection.aliases
+    assert all(set(row) == set(columns) for row in rows)
+    got = {tuple(row[c] for c in columns) for row in rows}
+    assert got == expected and expected
+
+
+def test_a_path_query_renders_as_the_pattern_does():
+    """Renderer 3's path text is the language's node query: adapters trained on it still apply."""
+    for pattern in (
+        Pattern(KEANU, (ACTED,), 1),
+        Pattern(KEANU, (ACTED, ACTED_BACK), 2),
+        Pattern(KEANU, (ACTED, ACTED_BACK), 1, end_anchor=AnchorRef("p:carrie", ("Person",))),
+    ):
+        assert render_query(Query(pattern)) == render(pattern)
+
+
+def test_literals_are_escaped_and_typed():
+    assert literal('say "hi" \\ now') == '"say \\"hi\\" \\\\ now"'
+    assert literal(True) == "true" and literal(3) == "3" and literal(3.0) == "3.0" and literal(2.5) == "2.5"
+    with pytest.raises(ValueError):
+        literal(float("nan"))
+    query = Query(Pattern(MOVIE_ROOT, (), 0), (Filter(0, "title", "=", 'Dwayne "The Rock"'),))
+    assert 'n0.title = "Dwayne \\"The Rock\\""' in render_query(query)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Filter(0, "born", "LIKE", 3),  # not an operator of the language
+        lambda: Filter(0, "born", "IS NULL", 3),  # a null test takes no value
+        lambda: Filter(0, "title", "CONTAINS", 3),  # a text operator takes text
+        lambda: Projection(("born",), aggregate="count"),
+        lambda: Projection(aggregate="avg"),  # avg of what
+        lambda: Projection(aggregate="count", key="born"),
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(2, "born", "=", 1),)),  # no node 2
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(2, "rating", "=", 1, relationship=True),)),
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count", group=1)),
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), order=Order("born")),  # not returned
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count"), order=Order("count")),
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), limit=0),
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(1, "b", "=", 1), Filter(1, "a", "=", 1))),  # unordered
+        lambda: Pattern(KEANU, (ACTED,), 0),  # an anchor with steps asks for what it reaches
+        lambda: Pattern(KEANU, (ACTED,) * 4, 4),
+        lambda: Pattern(KEANU, (), 0, end_anchor=LANA),
+    ],
+)
+def test_what_is_not_in_the_language_is_refused(make):
+    with pytest.raises(ValueError):
+        make()
+
+
+def _decisions(query: Query) -> list:
+    """What L1 decides, in order: the root, each step and node, the target, each filter along
+    the path, the projection, the order, the limit."""
+    pattern = query.pattern
+    out: list = [("root", pattern.anchor)]
+    for step in pattern.steps:
+        out += [("step", step.type, step.outgoing), ("node", step.labels)]
+    out.append(("target", pattern.target))
+    out += [("filter", f) for f in query.filters] + [("end of filters",)]
+    projection = query.projection
+    out += [("aggregate", projection.aggregate, projection.group, projection.key)]
+    out += [("property", key) for key in projection.properties] + [("end of properties",)]
+    return out + [("order", query.order), ("limit", query.limit)]
+
+
+def _queries() -> list[Query]:
+    """Every combination of a few paths, filters, projections, orders and limits."""
+    paths = [
+        Pattern(KEANU, (), 0),
+        Pattern(KEANU, (ACTED,), 1),
+        Pattern(KEANU, (ACTED, ACTED_BACK), 2),
+        Pattern(KEANU, (ACTED, ACTED_BACK), 1),
+        Pattern(PEOPLE_ROOT, (), 0),
+        Pattern(PEOPLE_ROOT, (ACTED,), 0),
+        Pattern(PEOPLE_ROOT, (ACTED,), 1),
+    ]
+    found = []
+    for pattern in paths:
+        nodes = range(len(pattern.steps) + 1)
+        filter_sets = (
+            [()]
+            + [sorted_filters(chosen) for chosen in ((Filter(n, "born", ">", 1960),) for n in nodes)]
+            + [sorted_filters((Filter(0, "born", ">", 1960), Filter(n, "released", "=", 1999))) for n in nodes if n]
+        )
+        projections = [Projection(), Projection(("born",)), Projection(("born", "name")), Projection(aggregate="count")]
+        projections += [Projection(aggregate="max", key="born")]
+        projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
+        for filters, projection in product(filter_sets, projections):
+            orders = [None] + [Order(alias, d) for alias in projection.aliases[1:] for d in (False, True)]
+            if projection.aggregate and projection.group is None:
+                orders = [None]
+            for order, limit in product(orders, (None, 3)):
+                found.append(Query(pattern, filters, projection, order, limit))
+    return found
+
+
+def test_query_text_is_decided_left_to_right():
+    """For every pair of queries, the texts agree up to where their decisions first differ:
+    nothing is written for a decision before the decisions before it are all written."""
+    queries = _queries()
+    texts = [render_query(q) for q in queries]
+    assert len(set(texts)) == len(queries) > 300
+    decisions = [_decisions(q) for q in queries]
+    written = [_written(q) for q in queries]
+    assert all(w[-1] == len(t) for w, t in zip(written, texts))
+    for i, j in product(range(len(queries)), repeat=2):
+        if i >= j:
+            continue
+        first = next(k for k, (a, b) in enumerate(zip(decisions[i], decisions[j])) if a != b)
+        agree = next(
+            (k for k, (a, b) in enumerate(zip(texts[i], texts[j])) if a != b), min(len(texts[i]), len(texts[j]))
+        )
+        # what the decisions they share wrote is the same text
+        assert first == 0 or written[i][first - 1] <= agree, (texts[i], texts[j])
+
+
+def _written(query: Query) -> list[int]:
+    """How many characters of the query's text are written once each decision is made."""
+    from graphraft.synthesis.language import _filter_text, _projection_text
+    from graphraft.synthesis.patterns import path_conditions, path_text
+
+    pattern = query.pattern
+    path = path_text(pattern)
+    out = [i + 1 for i, c in enumerate(path) if c in ")]"]  # the root, each step and node
+    length = len(path)
+    conditions = path_conditions(pattern)
+    if conditions:
+        length += len(" WHERE " + " AND ".join(conditions))
+    out.append(length)  # the target
+    for item in query.filters:
+        length += len((" AND " if conditions else " WHERE ") + _filter_text(query, item))
+        conditions = conditions + [item]
+        out.append(length)
+    length += len(" RETURN ")
+    out.append(length)  # the end of the filters
+    target = pattern.variable(pattern.target)
+    projection = query.projection
+    length += len(f"DISTINCT {target}.id AS id") if projection.aggregate is None else len(_projection_text(query))
+    out.append(length)
+    for key in projection.properties:
+        length += len(f", {target}.{key} AS {key}")
+        out.append(length)
+    out.append(length)  # the end of the properties
+    if query.order is not None:
+        length += len(f" ORDER BY {query.order.by} {'DESC' if query.order.descending else 'ASC'}")
+    out.append(length)
+    if query.limit is not None:
+        length += len(f" LIMIT {query.limit}")
+    out.append(length)
+    return out
