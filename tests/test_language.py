@@ -10,7 +10,16 @@ from statistics import mean
 import pytest
 from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, REVIEWED, load
 
-from graphraft.synthesis.language import Filter, Order, Projection, Query, literal, render_query, sorted_filters
+from graphraft.synthesis.language import (
+    Filter,
+    Order,
+    Projection,
+    Query,
+    alias,
+    literal,
+    render_query,
+    sorted_filters,
+)
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
 KEANU = AnchorRef("p:keanu", ("Person",))
@@ -143,6 +152,21 @@ def test_a_path_query_renders_as_the_pattern_does():
         assert render_query(Query(pattern)) == render(pattern)
 
 
+def test_columns_are_named_by_plain_identifiers():
+    query = Query(
+        Pattern(MOVIE_ROOT, (), 0), projection=Projection(("2nd title", "unit price")), order=Order("unit price")
+    )
+    assert render_query(query) == (
+        "MATCH (n0:Movie) RETURN DISTINCT n0.id AS id, n0.`2nd title` AS v2nd_title, n0.`unit price` AS unit_price "
+        "ORDER BY unit_price ASC"
+    )
+    assert alias("`odd`_") == "odd" and alias("%%") == "value"
+    with pytest.raises(ValueError):  # two keys, one column name
+        Projection(("unit price", "unit_price"))
+    with pytest.raises(ValueError):  # in the order of their keys
+        Projection(("name", "born"))
+
+
 def test_literals_are_escaped_and_typed():
     assert literal('say "hi" \\ now') == '"say \\"hi\\" \\\\ now"'
     assert literal(True) == "true" and literal(3) == "3" and literal(3.0) == "3.0" and literal(2.5) == "2.5"
@@ -216,7 +240,7 @@ def _queries() -> list[Query]:
         projections += [Projection(aggregate="max", key="born")]
         projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
         for filters, projection in product(filter_sets, projections):
-            orders = [None] + [Order(alias, d) for alias in projection.aliases[1:] for d in (False, True)]
+            orders = [None] + [Order(column, d) for column in projection.columns[1:] for d in (False, True)]
             if projection.aggregate and projection.group is None:
                 orders = [None]
             for order, limit in product(orders, (None, 3)):
@@ -268,11 +292,11 @@ def _written(query: Query) -> list[int]:
     length += len(f"DISTINCT {target}.id AS id") if projection.aggregate is None else len(_projection_text(query))
     out.append(length)
     for key in projection.properties:
-        length += len(f", {target}.{key} AS {key}")
+        length += len(f", {target}.{key} AS {alias(key)}")
         out.append(length)
     out.append(length)  # the end of the properties
     if query.order is not None:
-        length += len(f" ORDER BY {query.order.by} {'DESC' if query.order.descending else 'ASC'}")
+        length += len(f" ORDER BY {alias(query.order.by)} {'DESC' if query.order.descending else 'ASC'}")
     out.append(length)
     if query.limit is not None:
         length += len(f" LIMIT {query.limit}")

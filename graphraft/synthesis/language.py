@@ -21,6 +21,7 @@ or from the database (``clauses.py``), never from model text: model output is ma
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,14 @@ OPERATORS = COMPARISONS + STRING_OPERATORS + NULL_TESTS
 AGGREGATES = ("count", "min", "max", "avg", "sum")
 #: the most rows a query may ask for with LIMIT
 MAX_LIMIT = 1000
+
+
+def alias(key: str) -> str:
+    """The column name a property or aggregate is returned as: a plain identifier (letters,
+    digits, ``_`` inside), so that no alias needs quoting and the text after it can be told
+    apart from it without reading on (``unit price`` -> ``unit_price``)."""
+    word = re.sub(r"[^A-Za-z0-9_]+", "_", key).strip("_") or "value"
+    return word if word[0].isalpha() else "v" + word
 
 
 def literal(value: Value) -> str:
@@ -94,8 +103,10 @@ class Projection:
         if self.aggregate is None:
             if self.key is not None or self.group is not None:
                 raise ValueError("a key or a group goes with an aggregate")
-            if len(set(self.properties)) != len(self.properties):
-                raise ValueError("a property is returned once")
+            if list(self.properties) != sorted(self.properties):
+                raise ValueError("properties are returned in the order of their keys")
+            if len({alias(key) for key in self.properties} | {"id"}) != len(self.properties) + 1:
+                raise ValueError("a property is returned once, under a column name of its own")
             return
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {self.aggregate!r}")
@@ -105,16 +116,21 @@ class Projection:
             raise ValueError("count counts nodes; min, max, avg and sum take a property")
 
     @property
-    def aliases(self) -> tuple[str, ...]:
-        """The names of the columns it returns."""
+    def columns(self) -> tuple[str, ...]:
+        """What it returns: ``id``, then the properties' keys or the aggregate's name."""
         if self.aggregate is None:
             return ("id", *self.properties)
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
 
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The names of the columns it returns, as the query names them."""
+        return tuple(alias(column) for column in self.columns)
+
 
 @dataclass(frozen=True, order=True)
 class Order:
-    by: str  # a column the projection returns
+    by: str  # a column the projection returns (a property's key, or the aggregate's name)
     descending: bool = False
 
 
@@ -138,7 +154,7 @@ class Query:
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
             raise ValueError("an aggregate is grouped by another node of the path")
-        if self.order is not None and self.order.by not in self.projection.aliases:
+        if self.order is not None and self.order.by not in self.projection.columns[1:]:
             raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")
         if self.order is not None and self.projection.aggregate and group is None:
             raise ValueError("one aggregate row has nothing to order")
@@ -219,7 +235,7 @@ def _projection_text(query: Query) -> str:
     target = pattern.variable(pattern.target)
     if projection.aggregate is None:
         columns = [f"{target}.id AS id"] + [
-            f"{target}.{quote_identifier(key)} AS {quote_identifier(key)}" for key in projection.properties
+            f"{target}.{quote_identifier(key)} AS {alias(key)}" for key in projection.properties
         ]
         return "DISTINCT " + ", ".join(columns)
     if projection.aggregate == "count":
@@ -243,7 +259,7 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
         text += " WHERE " + " AND ".join(conditions)
     text += " RETURN " + _projection_text(query)
     if query.order is not None:
-        text += f" ORDER BY {quote_identifier(query.order.by)} {'DESC' if query.order.descending else 'ASC'}"
+        text += f" ORDER BY {alias(query.order.by)} {'DESC' if query.order.descending else 'ASC'}"
     if query.limit is not None:
         text += f" LIMIT {query.limit}"
     return text

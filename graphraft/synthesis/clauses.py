@@ -1,0 +1,220 @@
+"""What may follow a path: every grounded choice of each clause, decided one after another.
+
+A query is decided in the order its text is written (``language.render_query``): its target
+(with the conditions that keep the path a path), each filter along the path, what it returns,
+the properties beside the ids, the order, the limit. ``ClauseSpace.choices`` gives, for some
+partly decided queries, each next piece of text and the queries it leads to, so that decoding
+can expand the space as the search goes instead of listing every query (paths x filters x
+returns x orders is too many to list).
+
+Grounded: property keys and their types come from the schema (``GraphSchema.properties``, the
+relationship types' ``relationship_properties``), values from the question (``literals.py``)
+or from the schema's list of a few-valued property's values where the question spells one out;
+nothing else can be written. Anchors are fixed by id, so only the path's other nodes and its
+relationships are filtered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from graphraft.graph.cypher_text import quote_identifier
+from graphraft.graph.schema import GraphSchema, PropertyInfo
+from graphraft.synthesis.language import (
+    AGGREGATES,
+    COMPARISONS,
+    NULL_TESTS,
+    Filter,
+    Order,
+    Projection,
+    Query,
+    _filter_order,
+    _filter_text,
+    _projection_text,
+    alias,
+)
+from graphraft.synthesis.literals import Literals, mentioned_values
+from graphraft.synthesis.patterns import Pattern, path_conditions
+
+NUMERIC = frozenset({"integer", "float"})
+TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "order",
+    "limit", "end")."""
+
+    pattern: Pattern
+    stage: str = "start"
+    filters: tuple[Filter, ...] = ()
+    projection: Projection | None = None
+    order: Order | None = None
+    limit: int | None = None
+    conditions: bool = False  # a WHERE has been written
+
+    def query(self) -> Query:
+        return Query(self.pattern, self.filters, self.projection or Projection(), self.order, self.limit)
+
+
+@dataclass
+class ClauseSpace:
+    """The grounded clauses for one question over one graph's schema."""
+
+    schema: GraphSchema
+    literals: Literals = field(default_factory=Literals)
+    question: str = ""
+    max_filters: int = 2
+    max_properties: int = 2
+
+    def __post_init__(self) -> None:
+        self._node_filters: dict[tuple[str, ...], list[tuple[str, str, object]]] = {}
+        self._rel_filters: dict[str, list[tuple[str, str, object]]] = {}
+
+    # -- what the schema and the question allow ----------------------------------------------
+    def properties(self, labels: Sequence[str]) -> dict[str, PropertyInfo]:
+        """A node's properties: its labels', the first label's info where two share a key."""
+        found: dict[str, PropertyInfo] = {}
+        for label in labels:
+            for key, info in self.schema.properties.get(label, {}).items():
+                found.setdefault(key, info)
+        return dict(sorted(found.items()))
+
+    def _comparisons(self, properties: dict[str, PropertyInfo]) -> list[tuple[str, str, object]]:
+        """(key, operator, value) for every filter these properties allow."""
+        out: list[tuple[str, str, object]] = []
+        for key, info in properties.items():
+            if info.type in NUMERIC:
+                out += [(key, op, n) for n in self.literals.numbers for op in COMPARISONS]
+            elif info.type == "string":
+                out += [(key, op, s) for s in self.literals.strings for op in TEXT_OPERATORS]
+                named = mentioned_values(self.question, info.values or [])
+                named = [v for v in named if v not in self.literals.strings]
+                out += [(key, op, v) for v in named for op in ("=", "<>")]
+            elif info.type == "boolean":
+                out += [(key, "=", True), (key, "=", False)]
+            out += [(key, op, None) for op in NULL_TESTS]
+        return out
+
+    def node_filters(self, pattern: Pattern, node: int) -> list[Filter]:
+        labels = pattern.labels_of(node)
+        if labels not in self._node_filters:
+            self._node_filters[labels] = self._comparisons(self.properties(labels))
+        return [Filter(node, key, op, value) for key, op, value in self._node_filters[labels]]
+
+    def relationship_filters(self, pattern: Pattern, step: int) -> list[Filter]:
+        kind = pattern.steps[step - 1].type
+        if kind not in self._rel_filters:
+            props = dict(sorted(self.schema.relationship_properties.get(kind, {}).items()))
+            self._rel_filters[kind] = self._comparisons(props)
+        return [Filter(step, key, op, value, relationship=True) for key, op, value in self._rel_filters[kind]]
+
+    def filters(self, pattern: Pattern) -> list[Filter]:
+        """Every filter on the path, in the renderer's order: on each node but the anchors, and
+        on each relationship."""
+        anchors = {len(pattern.steps)} if pattern.end_anchor is not None else set()
+        if not pattern.anchor.is_label_root:
+            anchors.add(0)
+        found = []
+        for node in range(len(pattern.steps) + 1):
+            if node >= 1:
+                found += self.relationship_filters(pattern, node)
+            if node not in anchors:
+                found += self.node_filters(pattern, node)
+        return sorted(found, key=_filter_order)
+
+    def projections(self, pattern: Pattern) -> list[tuple[Projection, str]]:
+        """What the query may return, and the stage that follows: the target's ids (properties
+        next), or an aggregate of the target nodes, over the whole path or per another node."""
+        target = pattern.target
+        out: list[tuple[Projection, str]] = [(Projection(), "properties")]
+        if target == 0 and not pattern.anchor.is_label_root:
+            return out  # the anchor itself: one node, nothing to count
+        numeric = [k for k, info in self.properties(pattern.labels_of(target)).items() if info.type in NUMERIC]
+        aggregates = [("count", None)] + [(fn, key) for key in numeric for fn in AGGREGATES[1:]]
+        out += [(Projection(aggregate=fn, key=key), "end") for fn, key in aggregates]
+        groups = [
+            node
+            for node in range(len(pattern.steps) + 1)
+            if node != target and pattern.variable(node) not in ("a", "b")
+        ]
+        out += [(Projection(aggregate=fn, key=key, group=g), "order") for g in groups for fn, key in aggregates]
+        return out
+
+    # -- the choices, one clause after another -------------------------------------------------
+    def start(self, patterns: Iterable[Pattern]) -> list[Partial]:
+        return [Partial(pattern) for pattern in patterns]
+
+    def _options(self, partial: Partial) -> list[tuple[str | None, Partial]]:
+        """Each next piece of text ("": nothing written; None: the end) and what it decides."""
+        pattern, stage = partial.pattern, partial.stage
+        if stage == "start":
+            conditions = path_conditions(pattern)
+            text = (" WHERE " + " AND ".join(conditions)) if conditions else ""
+            return [(text, replace(partial, stage="filters", conditions=bool(conditions)))]
+        if stage == "filters":
+            out: list[tuple[str | None, Partial]] = [("", replace(partial, stage="returns"))]
+            if len(partial.filters) < self.max_filters:
+                last = _filter_order(partial.filters[-1]) if partial.filters else None
+                query = partial.query()
+                for item in self.filters(pattern):
+                    if last is None or _filter_order(item) > last:
+                        text = (" AND " if partial.conditions else " WHERE ") + _filter_text(query, item)
+                        nxt = replace(partial, filters=partial.filters + (item,), conditions=True)
+                        out.append((text, nxt))
+            return out
+        if stage == "returns":
+            out = []
+            for projection, following in self.projections(pattern):
+                decided = replace(partial, projection=projection, stage=following)
+                out.append((" RETURN " + _projection_text(decided.query()), decided))
+            return out
+        if stage == "properties":
+            projection = partial.projection or Projection()
+            out = [("", replace(partial, stage="order"))]
+            if len(projection.properties) < self.max_properties:
+                target = pattern.variable(pattern.target)
+                chosen = projection.properties
+                for key in self.properties(pattern.labels_of(pattern.target)):
+                    if (not chosen or key > chosen[-1]) and alias(key) not in {alias(k) for k in chosen} | {"id"}:
+                        text = f", {target}.{quote_identifier(key)} AS {alias(key)}"
+                        out.append((text, replace(partial, projection=Projection(chosen + (key,)))))
+            return out
+        if stage == "order":
+            out = [("", replace(partial, stage="limit"))]
+            for column in (partial.projection or Projection()).columns[1:]:
+                for descending in (False, True):
+                    text = f" ORDER BY {alias(column)} {'DESC' if descending else 'ASC'}"
+                    out.append((text, replace(partial, order=Order(column, descending), stage="limit")))
+            return out
+        if stage == "limit":
+            out = [("", replace(partial, stage="end"))]
+            out += [(f" LIMIT {k}", replace(partial, limit=k, stage="end")) for k in self.literals.limits]
+            return out
+        return [(None, partial)]  # "end"
+
+    def choices(self, partials: Iterable[Partial]) -> dict[str | None, list[Partial]]:
+        """The next pieces of text after ``partials`` (which share the text written so far),
+        each with the partial queries it leads to; a choice that writes nothing is taken at
+        once. ``None``: the query ends (its partials are finished queries)."""
+        out: dict[str | None, list[Partial]] = {}
+        stack = list(partials)[::-1]
+        while stack:
+            partial = stack.pop()
+            for text, nxt in self._options(partial):
+                if text == "":
+                    stack.append(nxt)
+                else:
+                    out.setdefault(text, []).append(nxt)
+        return out
+
+    def queries(self, patterns: Iterable[Pattern]) -> list[Query]:
+        """Every query of the space, by walking every choice (for tests and small spaces)."""
+        found, stack = [], [self.start(patterns)]
+        while stack:
+            for text, partials in self.choices(stack.pop()).items():
+                if text is None:
+                    found += [p.query() for p in partials]
+                else:
+                    stack.append(partials)
+        return found

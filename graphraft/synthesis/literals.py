@@ -1,0 +1,54 @@
+"""The values a question states, which are all a query's filters and limits may say.
+
+Numbers (``2000``, ``3.5``, ``1,000``) and quoted text (``'Speed has no limits'``, ``"Matrix"``,
+typographic quotes too) are read from the question's characters, in any language; nothing here
+knows a word of English. A property with few values (the schema lists them) may also be
+compared with one of its values that the question spells out (``France``), found by looking
+the values up in the question, not the question's words up in a list."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphraft.synthesis.language import MAX_LIMIT, Value
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+# a single quote opens only where no letter is before it and closes only where none is after
+# it: "Keanu Reeves' movies" and "O'Brien" hold no quotation
+_QUOTED = re.compile(r"(?<!\w)'([^']+)'(?!\w)|\"([^\"]+)\"|‘([^’]+)’|“([^”]+)”|«([^»]+)»")
+
+
+@dataclass(frozen=True)
+class Literals:
+    numbers: tuple[int | float, ...] = ()
+    strings: tuple[str, ...] = ()
+
+    @property
+    def limits(self) -> tuple[int, ...]:
+        """What LIMIT may say: 1 (the one most or least ...), and each whole number the question states."""
+        return tuple(sorted({1} | {n for n in self.numbers if isinstance(n, int) and 1 <= n <= MAX_LIMIT}))
+
+
+def question_literals(question: str) -> Literals:
+    """The numbers and quoted strings of a question, each once, in the order they appear."""
+    strings = [next(group for group in match.groups() if group) for match in _QUOTED.finditer(question)]
+    unquoted = _QUOTED.sub(" ", question)
+    numbers: list[int | float] = []
+    for match in _NUMBER.finditer(unquoted):
+        text = match.group(0).replace(",", "")
+        numbers.append(float(text) if "." in text else int(text))
+    return Literals(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(s.strip() for s in strings if s.strip())))
+
+
+def mentioned_values(question: str, values: list[Value]) -> list[Value]:
+    """The values (of a property with few) that the question spells out as words of its own,
+    in any case: ``France`` in "orders shipped to france", not ``UK`` inside "Ukraine"."""
+    text = question.casefold()
+    found = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, str) or not value.strip():
+            continue
+        if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
+            found.append(value)
+    return found

@@ -1,0 +1,34 @@
+"""The values a question states: what filters and limits may say, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphraft.synthesis.literals import Literals, mentioned_values, question_literals
+
+
+@pytest.mark.parametrize(
+    "question, numbers, strings",
+    [
+        ("Name the first 3 people born before 1970 who produced a movie released after 2000.", (3, 1970, 2000), ()),
+        ("Products under 3.5 or over 1,000 units?", (3.5, 1000), ()),
+        ("Which movies have the tagline 'Speed has no limits'?", (), ("Speed has no limits",)),
+        ('Titles containing "Matrix" or “Reloaded” from 1999', (1999,), ("Matrix", "Reloaded")),
+        ("Keanu Reeves' movies with O'Brien", (), ()),  # apostrophes are not quotes
+        ("films of the 1990s by R2D2 in 'the 80s'", (), ("the 80s",)),  # numbers inside words and quotes are not
+        ("", (), ()),
+    ],
+)
+def test_numbers_and_quoted_text_are_read_from_the_question(question, numbers, strings):
+    assert question_literals(question) == Literals(numbers, strings)
+
+
+def test_limits_are_one_and_the_whole_numbers_stated():
+    assert question_literals("the 5 oldest of 2,000 people, 2.5 each").limits == (1, 5)
+    assert Literals((0, -3, 5000)).limits == (1,)  # nothing a LIMIT can say
+
+
+def test_few_values_are_found_as_words_of_the_question():
+    values = ["France", "UK", "Ukraine", "New Zealand", True, 3]
+    found = mentioned_values("orders shipped to france or to NEW ZEALAND from Ukraine", values)
+    assert found == ["France", "Ukraine", "New Zealand"]  # in the values' order; "UK" is not "Ukraine"

@@ -1,0 +1,132 @@
+"""Decoding over the query language: the tree made as the search goes gives exactly what the
+whole tree, listed query by query, gives; its tokens are the whole queries' tokens; it makes
+only a small part of the space; and nothing comes out that is not a grounded query."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphraft.graph.schema import GraphSchema, PropertyInfo
+from graphraft.inference.decoding.query_space import LazyChildren, QuerySpace
+from graphraft.inference.decoding.search import top_m
+from graphraft.inference.decoding.trie import CandidateIndex
+from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.synthesis.clauses import ClauseSpace
+from graphraft.synthesis.language import render_query
+from graphraft.synthesis.literals import question_literals
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+
+SCHEMA = GraphSchema(
+    labels={"Person": 5, "Movie": 5},
+    relationship_types={"ACTED_IN": 7, "REVIEWED": 3},
+    patterns=[],
+    properties={
+        "Person": {"born": PropertyInfo(type="integer", sampled=4), "name": PropertyInfo(type="string", sampled=5)},
+        "Movie": {
+            "released": PropertyInfo(type="integer", sampled=5),
+            "genre": PropertyInfo(type="string", sampled=5, values=["Drama", "Science Fiction"]),
+            "title": PropertyInfo(type="string", sampled=5),
+        },
+    },
+    relationship_properties={"REVIEWED": {"rating": PropertyInfo(type="integer", sampled=3)}},
+)
+KEANU = AnchorRef("p:keanu", ("Person",))
+ACTED = Step("ACTED_IN", True, ("Movie",))
+COSTARS = Step("ACTED_IN", False, ("Person",))
+PATTERNS = [
+    Pattern(KEANU, (), 0),
+    Pattern(KEANU, (ACTED,), 1),
+    Pattern(KEANU, (Step("REVIEWED", True, ("Movie",)),), 1),
+    Pattern(AnchorRef(None, ("Movie",)), (), 0),
+    Pattern(KEANU, (ACTED, COSTARS), 2),
+]
+
+
+def space_for(question: str, tokenizer, patterns=PATTERNS, **limits) -> tuple[ClauseSpace, QuerySpace]:
+    clauses = ClauseSpace(SCHEMA, question_literals(question), question, **limits)
+    return clauses, QuerySpace(tokenizer, patterns, clauses)
+
+
+@pytest.fixture(scope="module")
+def tiny(graphraft_home):
+    from graphraft.models import tiny_random_model
+
+    return tiny_random_model(graphraft_home, seed=5)
+
+
+def test_pieces_tokenise_as_whole_queries(tiny):
+    _, tokenizer = tiny
+    clauses, space = space_for(
+        "which 2 Drama movies after 1999 with 'Matrix' in the title", tokenizer, max_filters=1, max_properties=1
+    )
+    leaves = dict(space.leaves())
+    queries = clauses.queries(PATTERNS)
+    # walking the whole tree finds every query of the space, each once
+    assert sorted(map(render_query, leaves.values())) == sorted(map(render_query, queries))
+    whole = CandidateIndex(tokenizer, [render_query(q) for q in queries])
+    assert set(leaves) == set(whole.trie.sequences)
+    assert all(whole.query_for(sequence) == render_query(query) for sequence, query in leaves.items())
+    assert space.tokenisation_holds()
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("question", ["how many movies after 2000", "which 'Matrix' movies", "the Drama ones"])
+def test_the_search_over_the_made_tree_finds_what_the_whole_tree_gives(tiny, question, m):
+    model, tokenizer = tiny
+    clauses, space = space_for(question, tokenizer, max_filters=1, max_properties=1)
+    queries = [render_query(q) for q in clauses.queries(PATTERNS)]
+    whole = CandidateIndex(tokenizer, queries)
+    prompt = prompt_ids(tokenizer, l1_messages(question))
+    expected = top_m(model, prompt, whole.radix(), m)
+    found = top_m(model, prompt, space.radix(), m)
+    assert [r.sequence for r in found] == [r.sequence for r in expected]
+    assert [r.score for r in found] == pytest.approx([r.score for r in expected], abs=1e-4)
+    assert [render_query(space.query_for(r.sequence)) for r in found] == [whole.query_for(r.sequence) for r in expected]
+
+
+def test_the_search_makes_a_small_part_of_the_space(tiny):
+    model, tokenizer = tiny
+    question = "which 3 movies after 2000 and before 2010 did Keanu act in, with 'Matrix' in the title"
+    clauses, space = space_for(question, tokenizer)
+    prompt = prompt_ids(tokenizer, l1_messages(question))
+    found = top_m(model, prompt, space.radix(), 5)
+    assert len(found) == 5
+    made, stack = 0, [space.radix()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node.children, LazyChildren) and not node.children.made:
+            continue
+        made += 1
+        stack.extend(node.children)
+    one_path = len(clauses.queries([PATTERNS[1]]))  # the space below one of its five paths
+    assert one_path > 20_000 and made < one_path / 50, (made, one_path)
+
+
+@given(
+    st.text(alphabet=st.sampled_from(list("abc 19820'\"Drama?")), max_size=40),
+    st.integers(min_value=1, max_value=6),
+)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_decoding_yields_only_grounded_queries(tiny, question, m):
+    """Whatever the model reads, what comes out is a query of the language over the given
+    paths, with properties of the schema and values of the question or the schema."""
+    model, tokenizer = tiny
+    clauses, space = space_for(question, tokenizer)
+    literals = question_literals(question)
+    for result in top_m(model, prompt_ids(tokenizer, l1_messages(question)), space.radix(), m):
+        query = space.query_for(result.sequence)
+        assert query is not None and query.pattern in PATTERNS
+        for item in query.filters:
+            keys = (
+                SCHEMA.relationship_properties[query.pattern.steps[item.element - 1].type]
+                if item.relationship
+                else clauses.properties(query.pattern.labels_of(item.element))
+            )
+            assert item.key in keys
+            values = set(literals.numbers) | set(literals.strings) | set(keys[item.key].values or []) | {True, False}
+            assert item.value is None or item.value in values
+        target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
+        assert set(query.projection.properties) <= set(target_keys)
+        assert query.limit is None or query.limit in literals.limits
