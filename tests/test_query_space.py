@@ -71,8 +71,9 @@ def test_pieces_tokenise_as_whole_queries(tiny):
     assert space.tokenisation_holds()
 
 
-@pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("question", ["how many movies after 2000", "which 'Matrix' movies", "the Drama ones"])
+@pytest.mark.parametrize(
+    "question, m", [("how many movies after 2000", 1), ("which 'Matrix' movies", 3), ("the Drama ones", 8)]
+)
 def test_the_search_over_the_made_tree_finds_what_the_whole_tree_gives(tiny, question, m):
     model, tokenizer = tiny
     clauses, space = space_for(question, tokenizer, max_filters=1, max_properties=1)
