@@ -131,3 +131,19 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
         target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
         assert set(query.projection.properties) <= set(target_keys)
         assert query.limit is None or query.limit in literals.limits
+
+
+def test_the_generator_writes_queries_of_a_space_as_of_a_list(tiny):
+    """``generate_many`` takes a question's space where it took its listed candidates: the same
+    queries, best first, each with its ``Query``."""
+    from graphraft.inference.generation import ConstrainedGenerator
+
+    model, tokenizer = tiny
+    question = "which 'Matrix' movies after 1999"
+    clauses, space = space_for(question, tokenizer, max_filters=1, max_properties=1)
+    listed = [render_query(q) for q in clauses.queries(PATTERNS)]
+    generator = ConstrainedGenerator(model, tokenizer)
+    from_space, from_list = generator.generate_many([question, question], [space, listed], num_beams=4)
+    assert [g.cypher for g in from_space] == [g.cypher for g in from_list] and len(from_space) == 4
+    assert all(render_query(g.query) == g.cypher for g in from_space)
+    assert all(g.query is None for g in from_list)

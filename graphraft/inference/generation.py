@@ -14,13 +14,16 @@ from typing import Any
 
 import torch
 
+from graphraft.errors import ConfigurationError
 from graphraft.inference.adapters import adapter_active
 from graphraft.inference.decoding.processor import TrieLogitsProcessor
+from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStats, top_m_many
 from graphraft.inference.decoding.tree_attention import PromptCache
 from graphraft.inference.decoding.trie import CandidateIndex
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.models import pad_token_id
+from graphraft.synthesis.language import Query, render_query
 
 METHODS = ("exact", "beam")
 
@@ -30,6 +33,7 @@ class GeneratedQuery:
     cypher: str
     score: float  # sequence log-probability (summed token log-probabilities), higher is better
     rank: int
+    query: Query | None = None  # the query of the language it is, when it came from a QuerySpace
 
 
 def _beam_search(
@@ -121,11 +125,16 @@ class ConstrainedGenerator(QueryGenerator):
         self.method, self.adapter, self.token_budget = method, adapter, token_budget
         self.prompts = PromptCache()
         self.stats = SearchStats()  # forward calls and tokens fed by the exact search, summed
+        self._pieces_checked = False
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
         if self.method == "exact":
             return self.generate_many([question], [candidates], num_beams)[0]
+        if isinstance(candidates, QuerySpace):
+            raise ConfigurationError(
+                "beam search runs over listed candidates: the query language needs the exact search"
+            )
         if not candidates:
             return []
         index = CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
@@ -134,9 +143,31 @@ class ConstrainedGenerator(QueryGenerator):
             found = self._beam(prompt, index, max(1, min(num_beams, len(index))))
         return self._queries(index, found)
 
-    def _queries(self, index: CandidateIndex, found) -> list[GeneratedQuery]:
+    def _index(self, candidates: Sequence[str] | QuerySpace) -> CandidateIndex | QuerySpace:
+        """The structure to search: a question's listed candidates as a trie, or its query space
+        (checked once per generator: its pieces must tokenise as the whole queries do)."""
+        if not isinstance(candidates, QuerySpace):
+            return CandidateIndex(self.tokenizer, list(dict.fromkeys(candidates)))
+        if not self._pieces_checked:
+            if not candidates.tokenisation_holds():
+                raise ConfigurationError(
+                    "this model's tokenizer merges text across the places where query pieces meet, "
+                    "so it cannot decode the full query language: ask with the path language instead"
+                )
+            self._pieces_checked = True
+        return candidates
+
+    def _queries(self, index: CandidateIndex | QuerySpace, found) -> list[GeneratedQuery]:
         """(sequence, score) pairs as queries; fail-closed: a sequence that is not a candidate
         maps to None and is dropped."""
+        if isinstance(index, QuerySpace):
+            out, seen = [], set()
+            for sequence, score in found:
+                query = index.query_for(sequence)
+                if query is not None and query not in seen:
+                    seen.add(query)
+                    out.append(GeneratedQuery(render_query(query), float(score), len(out), query))
+            return out
         pad = pad_token_id(self.tokenizer)
         return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
 
@@ -157,11 +188,11 @@ class ConstrainedGenerator(QueryGenerator):
         if self.method != "exact":
             return _one_by_one(lambda q, c: self.generate(q, c, num_beams), questions, candidate_lists, check)
         results: list[list[GeneratedQuery]] = [[] for _ in questions]
-        work = [i for i, candidates in enumerate(candidate_lists) if candidates]
+        work = [i for i, candidates in enumerate(candidate_lists) if len(candidates)]
         group = max(1, group)
         for start in range(0, len(work), group):
             chunk = work[start : start + group]
-            indexes = [CandidateIndex(self.tokenizer, list(dict.fromkeys(candidate_lists[i]))) for i in chunk]
+            indexes = [self._index(candidate_lists[i]) for i in chunk]
             prompts = [self.prompt(questions[i]) for i in chunk]
             with adapter_active(self.model, self.adapter):
                 found = top_m_many(
