@@ -302,3 +302,22 @@ def _written(query: Query) -> list[int]:
         length += len(f" LIMIT {query.limit}")
     out.append(length)
     return out
+
+
+def test_retrieval_keeps_a_querys_rows_and_its_nodes(store):
+    """What runs for a query of the language: its rows by column (values kept), node ids where it
+    returns nodes, rows in its own order where it has one."""
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.retrieval import execute
+
+    load(store)
+    count, _, _ = CASES["a count"]
+    ordered, _, _ = CASES["order and limit"]
+    grouped, _, _ = CASES["a maximum per node"]
+    queries = [GeneratedQuery(render_query(q), -float(i), i, q) for i, q in enumerate((count, ordered, grouped))]
+    runs = execute(store, queries).runs
+    assert runs[0].rows == [{"count": len(acted("p:keanu"))}] and runs[0].node_ids == []
+    newest = sorted(((MOVIES[m]["released"], m) for p, m in DIRECTED if p == "p:lana"), reverse=True)[:2]
+    assert runs[1].rows == [{"id": m, "released": year} for year, m in newest]  # ORDER BY released DESC
+    assert runs[1].node_ids == [m for _, m in newest]
+    assert [row["id"] for row in runs[2].rows] == sorted({p for p, _ in ACTED_IN}) == sorted(runs[2].node_ids)

@@ -17,6 +17,7 @@ from graphraft.graph.records import NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.inference.generation import GeneratedQuery
 from graphraft.inference.prompts import DETAIL_CHARS
+from graphraft.synthesis.language import Query, render_query
 from graphraft.synthesis.patterns import Pattern, executable
 
 HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, "embedding"}
@@ -29,6 +30,8 @@ class QueryRun:
     node_ids: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    #: a query of the language: the rows it returned, by column (ids for nodes, then values)
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -65,7 +68,10 @@ def execute(
         try:
             pattern = patterns.get(query.cypher)
             limit = deadline.limit_ms(timeout_ms, "running the queries")
-            if pattern is not None:
+            if query.query is not None:
+                run.rows = _language_rows(store, query.query, limit)
+                rows = [row for row in run.rows if query.query.returns_nodes]
+            elif pattern is not None:
                 # a candidate's rows have no order of their own (no ORDER BY; each store returns
                 # them its way): by id, so that answers and L2's evidence are the same on every store
                 rows = sorted(store.read(executable(pattern, store), timeout_ms=limit), key=lambda row: str(row["id"]))
@@ -99,6 +105,17 @@ def execute(
             },
         }
     return result
+
+
+def _language_rows(store: GraphStore, query: Query, timeout_ms: int) -> list[dict[str, Any]]:
+    """What a query of the language returns, confined to the store's graph; rows in its own
+    ORDER BY, else by their values (each store returns unordered rows its own way)."""
+    rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
+    columns = query.projection.aliases
+    rows = [{column: row.get(column) for column in columns} for row in rows]
+    if query.order is None:
+        rows.sort(key=lambda row: tuple(repr(row[column]) for column in columns))
+    return rows
 
 
 def describe_pattern(pattern: Pattern, anchor_names: dict[str, str]) -> str:
