@@ -270,7 +270,7 @@ def test_query_text_is_decided_left_to_right():
 
 def _written(query: Query) -> list[int]:
     """How many characters of the query's text are written once each decision is made."""
-    from graphraft.synthesis.language import _filter_text, _projection_text
+    from graphraft.synthesis.language import filter_piece, returns_piece
     from graphraft.synthesis.patterns import path_conditions, path_text
 
     pattern = query.pattern
@@ -282,14 +282,14 @@ def _written(query: Query) -> list[int]:
         length += len(" WHERE " + " AND ".join(conditions))
     out.append(length)  # the target
     for item in query.filters:
-        length += len((" AND " if conditions else " WHERE ") + _filter_text(query, item))
+        length += len(filter_piece(query, item, first=not conditions))
         conditions = conditions + [item]
         out.append(length)
     length += len(" RETURN ")
     out.append(length)  # the end of the filters
     target = pattern.variable(pattern.target)
     projection = query.projection
-    length += len(f"DISTINCT {target}.id AS id") if projection.aggregate is None else len(_projection_text(query))
+    length += len(returns_piece(query)) - len(" RETURN ")
     out.append(length)
     for key in projection.properties:
         length += len(f", {target}.{key} AS {alias(key)}")

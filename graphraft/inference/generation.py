@@ -66,12 +66,13 @@ def _beam_search(
 
 
 def _unique(queries) -> list[GeneratedQuery]:
-    """Distinct non-empty queries in score order, ranked from 0."""
+    """Distinct non-empty queries in score order, ranked from 0: (text, score) pairs, or
+    (text, score, Query) for a query of the language."""
     results, seen = [], set()
-    for query, score in queries:
-        if query and query not in seen:
-            seen.add(query)
-            results.append(GeneratedQuery(query, float(score), len(results)))
+    for text, score, *language in queries:
+        if text and text not in seen:
+            seen.add(text)
+            results.append(GeneratedQuery(text, float(score), len(results), *language))
     return results
 
 
@@ -161,13 +162,8 @@ class ConstrainedGenerator(QueryGenerator):
         """(sequence, score) pairs as queries; fail-closed: a sequence that is not a candidate
         maps to None and is dropped."""
         if isinstance(index, QuerySpace):
-            out, seen = [], set()
-            for sequence, score in found:
-                query = index.query_for(sequence)
-                if query is not None and query not in seen:
-                    seen.add(query)
-                    out.append(GeneratedQuery(render_query(query), float(score), len(out), query))
-            return out
+            queries = ((index.query_for(sequence), score) for sequence, score in found)
+            return _unique((render_query(q), score, q) for q, score in queries if q is not None)
         pad = pad_token_id(self.tokenizer)
         return _unique((index.query_for(sequence, pad_token_id=pad), score) for sequence, score in found)
 

@@ -70,7 +70,7 @@ def execute(
             limit = deadline.limit_ms(timeout_ms, "running the queries")
             if query.query is not None:
                 run.rows = _language_rows(store, query.query, limit)
-                rows = [row for row in run.rows if query.query.returns_nodes]
+                rows = run.rows if query.query.returns_nodes else []
             elif pattern is not None:
                 # a candidate's rows have no order of their own (no ORDER BY; each store returns
                 # them its way): by id, so that answers and L2's evidence are the same on every store

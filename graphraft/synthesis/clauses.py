@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.schema import GraphSchema, PropertyInfo
 from graphraft.synthesis.language import (
     AGGREGATES,
@@ -28,13 +27,17 @@ from graphraft.synthesis.language import (
     Order,
     Projection,
     Query,
-    _filter_order,
-    _filter_text,
-    _projection_text,
     alias,
+    filter_order,
+    filter_piece,
+    limit_piece,
+    order_piece,
+    path_conditions_piece,
+    property_piece,
+    returns_piece,
 )
 from graphraft.synthesis.literals import Literals, mentioned_values
-from graphraft.synthesis.patterns import Pattern, path_conditions
+from graphraft.synthesis.patterns import Pattern
 
 NUMERIC = frozenset({"integer", "float"})
 TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
@@ -68,17 +71,23 @@ class ClauseSpace:
     max_properties: int = 2
 
     def __post_init__(self) -> None:
+        # made once each: the search asks again at every node it expands below a path
+        self._properties: dict[tuple[str, ...], dict[str, PropertyInfo]] = {}
         self._node_filters: dict[tuple[str, ...], list[tuple[str, str, object]]] = {}
         self._rel_filters: dict[str, list[tuple[str, str, object]]] = {}
+        self._filters: dict[Pattern, list[Filter]] = {}
 
     # -- what the schema and the question allow ----------------------------------------------
     def properties(self, labels: Sequence[str]) -> dict[str, PropertyInfo]:
         """A node's properties: its labels', the first label's info where two share a key."""
-        found: dict[str, PropertyInfo] = {}
-        for label in labels:
-            for key, info in self.schema.properties.get(label, {}).items():
-                found.setdefault(key, info)
-        return dict(sorted(found.items()))
+        labels = tuple(labels)
+        if labels not in self._properties:
+            found: dict[str, PropertyInfo] = {}
+            for label in labels:
+                for key, info in self.schema.properties.get(label, {}).items():
+                    found.setdefault(key, info)
+            self._properties[labels] = dict(sorted(found.items()))
+        return self._properties[labels]
 
     def _comparisons(self, properties: dict[str, PropertyInfo]) -> list[tuple[str, str, object]]:
         """(key, operator, value) for every filter these properties allow."""
@@ -112,6 +121,11 @@ class ClauseSpace:
     def filters(self, pattern: Pattern) -> list[Filter]:
         """Every filter on the path, in the renderer's order: on each node but the anchors, and
         on each relationship."""
+        if pattern not in self._filters:
+            self._filters[pattern] = self._path_filters(pattern)
+        return self._filters[pattern]
+
+    def _path_filters(self, pattern: Pattern) -> list[Filter]:
         anchors = {len(pattern.steps)} if pattern.end_anchor is not None else set()
         if not pattern.anchor.is_label_root:
             anchors.add(0)
@@ -121,7 +135,7 @@ class ClauseSpace:
                 found += self.relationship_filters(pattern, node)
             if node not in anchors:
                 found += self.node_filters(pattern, node)
-        return sorted(found, key=_filter_order)
+        return sorted(found, key=filter_order)
 
     def projections(self, pattern: Pattern) -> list[tuple[Projection, str]]:
         """What the query may return, and the stage that follows: the target's ids (properties
@@ -149,17 +163,16 @@ class ClauseSpace:
         """Each next piece of text ("": nothing written; None: the end) and what it decides."""
         pattern, stage = partial.pattern, partial.stage
         if stage == "start":
-            conditions = path_conditions(pattern)
-            text = (" WHERE " + " AND ".join(conditions)) if conditions else ""
-            return [(text, replace(partial, stage="filters", conditions=bool(conditions)))]
+            text = path_conditions_piece(pattern)
+            return [(text, replace(partial, stage="filters", conditions=bool(text)))]
         if stage == "filters":
             out: list[tuple[str | None, Partial]] = [("", replace(partial, stage="returns"))]
             if len(partial.filters) < self.max_filters:
-                last = _filter_order(partial.filters[-1]) if partial.filters else None
+                last = filter_order(partial.filters[-1]) if partial.filters else None
                 query = partial.query()
                 for item in self.filters(pattern):
-                    if last is None or _filter_order(item) > last:
-                        text = (" AND " if partial.conditions else " WHERE ") + _filter_text(query, item)
+                    if last is None or filter_order(item) > last:
+                        text = filter_piece(query, item, first=not partial.conditions)
                         nxt = replace(partial, filters=partial.filters + (item,), conditions=True)
                         out.append((text, nxt))
             return out
@@ -167,29 +180,30 @@ class ClauseSpace:
             out = []
             for projection, following in self.projections(pattern):
                 decided = replace(partial, projection=projection, stage=following)
-                out.append((" RETURN " + _projection_text(decided.query()), decided))
+                out.append((returns_piece(decided.query()), decided))
             return out
         if stage == "properties":
             projection = partial.projection or Projection()
             out = [("", replace(partial, stage="order"))]
             if len(projection.properties) < self.max_properties:
-                target = pattern.variable(pattern.target)
                 chosen = projection.properties
+                taken = {alias(k) for k in chosen} | {"id"}
                 for key in self.properties(pattern.labels_of(pattern.target)):
-                    if (not chosen or key > chosen[-1]) and alias(key) not in {alias(k) for k in chosen} | {"id"}:
-                        text = f", {target}.{quote_identifier(key)} AS {alias(key)}"
-                        out.append((text, replace(partial, projection=Projection(chosen + (key,)))))
+                    if (not chosen or key > chosen[-1]) and alias(key) not in taken:
+                        out.append(
+                            (property_piece(pattern, key), replace(partial, projection=Projection(chosen + (key,))))
+                        )
             return out
         if stage == "order":
             out = [("", replace(partial, stage="limit"))]
             for column in (partial.projection or Projection()).columns[1:]:
                 for descending in (False, True):
-                    text = f" ORDER BY {alias(column)} {'DESC' if descending else 'ASC'}"
-                    out.append((text, replace(partial, order=Order(column, descending), stage="limit")))
+                    order = Order(column, descending)
+                    out.append((order_piece(order), replace(partial, order=order, stage="limit")))
             return out
         if stage == "limit":
             out = [("", replace(partial, stage="end"))]
-            out += [(f" LIMIT {k}", replace(partial, limit=k, stage="end")) for k in self.literals.limits]
+            out += [(limit_piece(k), replace(partial, limit=k, stage="end")) for k in self.literals.limits]
             return out
         return [(None, partial)]  # "end"
 

@@ -149,7 +149,7 @@ class Query:
                 raise ValueError(f"no relationship {item.element} on the path")
             if not item.relationship and not 0 <= item.element < nodes:
                 raise ValueError(f"no node {item.element} on the path")
-        if list(self.filters) != sorted(set(self.filters), key=_filter_order):
+        if list(self.filters) != sorted(set(self.filters), key=filter_order):
             raise ValueError("filters are given once each, in their order along the path")
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
@@ -165,10 +165,6 @@ class Query:
     def returns_nodes(self) -> bool:
         """Its ``id`` column holds nodes (a node answer, or the group an aggregate is per)."""
         return self.projection.aggregate is None or self.projection.group is not None
-
-    @property
-    def anchor_ids(self) -> tuple[str, ...]:
-        return self.pattern.anchor_ids
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"pattern": self.pattern.to_dict()}
@@ -213,38 +209,62 @@ class Query:
         )
 
 
-def _filter_order(item: Filter) -> tuple:
+def filter_order(item: Filter) -> tuple:
+    """Where a filter is written among the others: along the path, then by key, operator, value."""
     return (item.place, item.key, item.op, str(type(item.value)), str(item.value))
 
 
 def sorted_filters(filters) -> tuple[Filter, ...]:
     """Filters in the order the renderer writes them: along the path, then by key and operator."""
-    return tuple(sorted(set(filters), key=_filter_order))
+    return tuple(sorted(set(filters), key=filter_order))
 
 
-def _filter_text(query: Query, item: Filter) -> str:
+# -- the renderer, piece by piece: each piece is what one decision writes, in the order they are
+# made; ``render_query`` joins them, and decoding (``clauses.ClauseSpace``) offers them one by one
+
+
+def path_conditions_piece(pattern: Pattern) -> str:
+    """What the choice of target writes after the path: the conditions that keep the path a
+    path and its target apart from the anchors (``patterns.path_conditions``), or nothing."""
+    conditions = path_conditions(pattern)
+    return (" WHERE " + " AND ".join(conditions)) if conditions else ""
+
+
+def filter_piece(query: Query, item: Filter, first: bool) -> str:
+    """One filter, after the conditions written before it (``first``: none were)."""
     variable = f"r{item.element}" if item.relationship else query.pattern.variable(item.element)
     subject = f"{variable}.{quote_identifier(item.key)}"
-    if item.op in NULL_TESTS:
-        return f"{subject} {item.op}"
-    return f"{subject} {item.op} {literal(item.value)}"
+    condition = f"{subject} {item.op}" if item.op in NULL_TESTS else f"{subject} {item.op} {literal(item.value)}"
+    return (" WHERE " if first else " AND ") + condition
 
 
-def _projection_text(query: Query) -> str:
+def returns_piece(query: Query) -> str:
+    """``RETURN`` and what the projection returns first: the target's ids (its properties follow,
+    ``property_piece``), or the aggregate (per its group's ids)."""
     projection, pattern = query.projection, query.pattern
     target = pattern.variable(pattern.target)
     if projection.aggregate is None:
-        columns = [f"{target}.id AS id"] + [
-            f"{target}.{quote_identifier(key)} AS {alias(key)}" for key in projection.properties
-        ]
-        return "DISTINCT " + ", ".join(columns)
+        return f" RETURN DISTINCT {target}.id AS id"
     if projection.aggregate == "count":
         value = f"count(DISTINCT {target}) AS count"
     else:
         value = f"{projection.aggregate}({target}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
     if projection.group is None:
-        return value
-    return f"{pattern.variable(projection.group)}.id AS id, {value}"
+        return " RETURN " + value
+    return f" RETURN {pattern.variable(projection.group)}.id AS id, {value}"
+
+
+def property_piece(pattern: Pattern, key: str) -> str:
+    """One property of the target, returned beside its ids."""
+    return f", {pattern.variable(pattern.target)}.{quote_identifier(key)} AS {alias(key)}"
+
+
+def order_piece(order: Order) -> str:
+    return f" ORDER BY {alias(order.by)} {'DESC' if order.descending else 'ASC'}"
+
+
+def limit_piece(limit: int) -> str:
+    return f" LIMIT {limit}"
 
 
 def render_query(query: Query, graph_label: str | None = None) -> str:
@@ -253,13 +273,13 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
     A query that returns its target's ids and nothing else renders as ``patterns.render``.
 
     ``graph_label``: the executed form in a database that holds other graphs too."""
-    conditions = path_conditions(query.pattern) + [_filter_text(query, item) for item in query.filters]
-    text = path_text(query.pattern, graph_label)
-    if conditions:
-        text += " WHERE " + " AND ".join(conditions)
-    text += " RETURN " + _projection_text(query)
+    pattern = query.pattern
+    text = path_text(pattern, graph_label) + path_conditions_piece(pattern)
+    for index, item in enumerate(query.filters):
+        text += filter_piece(query, item, first=index == 0 and not path_conditions(pattern))
+    text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
     if query.order is not None:
-        text += f" ORDER BY {alias(query.order.by)} {'DESC' if query.order.descending else 'ASC'}"
+        text += order_piece(query.order)
     if query.limit is not None:
-        text += f" LIMIT {query.limit}"
+        text += limit_piece(query.limit)
     return text

@@ -141,13 +141,10 @@ def _reusable_pairs(pattern: Pattern) -> list[tuple[int, int]]:
     Cypher forbids that within one MATCH path, but not every engine enforces it (FalkorDB
     does not), so the renderer says it where it can happen: same type, and the same labels
     at both ends of both steps (patterns record each node's full label set)."""
-    labels = [pattern.anchor.labels] + [step.labels for step in pattern.steps]
-    if pattern.end_anchor is not None:
-        labels[-1] = pattern.end_anchor.labels
 
     def ends(i: int) -> tuple:  # label sets: the order a node's labels were given in does not matter
         step = pattern.steps[i - 1]
-        start, end = frozenset(labels[i - 1]), frozenset(labels[i])
+        start, end = frozenset(pattern.labels_of(i - 1)), frozenset(pattern.labels_of(i))
         return (start, end) if step.outgoing else (end, start)
 
     pairs = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from graphraft.inference.decoding.radix import RadixNode, build_radix
-from graphraft.inference.decoding.trie import _tokenize_by_pieces, _tokenize_whole
+from graphraft.inference.decoding.trie import _tokenize_whole, candidate_sequences
 from graphraft.synthesis.clauses import ClauseSpace, Partial
 from graphraft.synthesis.language import Query, render_query
 from graphraft.synthesis.patterns import Pattern, path_text
@@ -46,9 +46,6 @@ class LazyChildren:
 
     def __len__(self) -> int:
         return len(self._get())
-
-    def __getitem__(self, index):
-        return self._get()[index]
 
     def __bool__(self) -> bool:
         return True
@@ -82,7 +79,8 @@ class QuerySpace:
     def radix(self) -> RadixNode:
         if self._root is None:
             texts = list(self.paths)
-            sequences = [s[:-1] for s in _tokenize_by_pieces(self.tokenizer, texts, self.eos_token_id)]
+            # the paths' tokens as listed candidates get theirs (checked against whole texts), less eos
+            sequences = [s[:-1] for s in candidate_sequences(self.tokenizer, texts)]
             ends = dict(zip(sequences, texts))
             root = build_radix(sorted(set(sequences)))
             stack = [root]
