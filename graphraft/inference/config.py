@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from graphraft.config import StageConfig
@@ -22,3 +24,11 @@ class AskConfig(StageConfig):
         1_500, ge=1, description="Evidence budget in tokens (an L2 adapter's own setting wins)."
     )
     group: int = Field(8, ge=1, description="Questions L1 searches together in one forward call (many questions).")
+    language: Literal["paths", "full"] = Field(
+        "paths",
+        description=(
+            "What L1 may write: paths from the question's entities (paths), or the whole query language "
+            "(full): also their properties, counts and aggregates, filters with the question's values, "
+            "order and limit, and queries rooted at a label."
+        ),
+    )

@@ -19,12 +19,16 @@ from graphraft.graph import open_store
 from graphraft.graph.store import GraphStore
 from graphraft.inference.adapters import BASE
 from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
+from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.inference.retrieval import execute, patterns_shown, textualise
 from graphraft.inference.selection import AnswerSelector
+from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 from graphraft.synthesis.resolution import resolver_for
 
 NO_VECTOR_INDEX = (
@@ -53,6 +57,8 @@ class Answer(BaseModel):
     question: str
     answers: list[AnswerNode] = Field(default_factory=list)  # L2's choice, else every retrieved node
     retrieved: list[AnswerNode] = Field(default_factory=list)  # every retrieved node, in query-score order
+    #: the rows of the best query that returns values (properties, counts, aggregates), by column
+    values: list[dict[str, Any]] = Field(default_factory=list)
     queries: list[QueryInfo] = Field(default_factory=list)
     anchors: list[dict[str, Any]] = Field(default_factory=list)
     mentions: list[str] = Field(default_factory=list)
@@ -198,7 +204,7 @@ class GraphRAFT:
             try:
                 found = self.generator.generate_many(
                     [prepared[i][0].question for i in pending],
-                    [list(prepared[i][1]) for i in pending],
+                    [_searchable(prepared[i][1]) for i in pending],
                     num_beams=beams or self.num_beams,
                     group=group or self.config.group,
                     check=lambda earliest=earliest: earliest.check("writing queries (L1)"),
@@ -258,6 +264,8 @@ class GraphRAFT:
         answer.timings["anchors"] = round(time.perf_counter() - clock, 4)
         if self.resolver.vector_missing:
             answer.notes.append(NO_VECTOR_INDEX)
+        if not anchors and self.config.language == "full":
+            return self._query_space(answer, question, {}, anchors, time.perf_counter())
         if not anchors:
             answer.message = "no entity of the question was found in the graph" + (
                 f" (mentions: {', '.join(answer.mentions)})" if answer.mentions else ""
@@ -267,6 +275,8 @@ class GraphRAFT:
         clock = time.perf_counter()
         deadline.check("enumerating candidate queries")
         patterns = self.enumerator.all_patterns([a.ref for a in anchors], max_hops).candidates
+        if self.config.language == "full":
+            return self._query_space(answer, question, patterns, anchors, clock)
         if len(patterns) > self.settings.max_candidate_queries:
             raise InvalidInputError(
                 f"the question's entities have {len(patterns):,} candidate queries around them; at most "
@@ -279,12 +289,25 @@ class GraphRAFT:
             answer.message = "no valid query around " + ", ".join(a.name for a in anchors)
         return answer, patterns, anchors
 
-    def _answer(self, answer: Answer, patterns: dict, anchors: list, generated, deadline: Deadline) -> None:
+    def _query_space(self, answer: Answer, question: str, patterns: dict, anchors: list, clock: float):
+        """The full language's candidates: the paths around the anchors, each anchor itself,
+        and the paths from each label (0 or 1 step, from the schema), with the clauses the
+        schema and the question allow after them."""
+        schema = self.store.schema()
+        paths = list(patterns.values()) + [Pattern(a.ref, (), 0) for a in anchors] + label_roots(schema)
+        space = QuerySpace(self.tokenizer, paths, ClauseSpace(schema, question_literals(question), question))
+        answer.candidates = len(space)
+        answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
+        return answer, space, anchors
+
+    def _answer(self, answer: Answer, patterns, anchors: list, generated, deadline: Deadline) -> None:
         """Run L1's queries, write the evidence, and let L2 choose the answers."""
         clock = time.perf_counter()
+        patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         retrieval = execute(
             self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
+        answer.values = next((run.rows for run in retrieval.runs if run.rows and _values(run.rows)), [])
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,
@@ -329,3 +352,26 @@ class GraphRAFT:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _searchable(candidates):
+    """What L1 searches for a question: its query space, or its listed candidates' texts."""
+    return candidates if isinstance(candidates, QuerySpace) else list(candidates)
+
+
+def _values(rows: list[dict[str, Any]]) -> bool:
+    """Rows that hold values beside (or instead of) node ids."""
+    return any(column != "id" for column in rows[0])
+
+
+def label_roots(schema) -> list[Pattern]:
+    """Queries rooted at a label: every label's nodes, and one step from them along each
+    relationship the schema has for that label, asking for either end."""
+    found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
+    for link in schema.patterns:
+        for root, step in (
+            (link.source, Step(link.type, True, (link.target,))),
+            (link.target, Step(link.type, False, (link.source,))),
+        ):
+            found += [Pattern(AnchorRef(None, (root,)), (step,), target) for target in (0, 1)]
+    return list(dict.fromkeys(found))

@@ -161,7 +161,17 @@ def textualise(
         pattern = patterns.get(run.cypher)
         header = f"Pattern {number}: " + (describe_pattern(pattern, anchor_names) if pattern else run.cypher)
         block = [header]
-        for node_id in run.node_ids:
+        if run.rows and any(column != "id" for column in run.rows[0]):  # values: the rows themselves
+            for row in run.rows:
+                cells = []
+                for column, value in row.items():
+                    node = retrieval.nodes.get(value) if column == "id" else None
+                    cells.append(f"{column}: {node['name'] if node else value}")
+                block.append("- " + "; ".join(cells))
+            run_nodes: list[str] = []
+        else:
+            run_nodes = run.node_ids
+        for node_id in run_nodes:
             node = retrieval.nodes.get(node_id)
             if node is None:
                 continue
