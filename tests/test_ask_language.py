@@ -4,8 +4,8 @@ counts and label roots, and a value query's rows reach the answer and its eviden
 from __future__ import annotations
 
 import pytest
-
 from facts_graph import ACTED_IN, MOVIES, load
+
 from graphraft.config import load_settings
 from graphraft.inference.generation import GeneratedQuery, QueryGenerator
 from graphraft.synthesis.language import render_query
