@@ -120,6 +120,12 @@ def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> N
     names = ", ".join(a.name for a in answer.answers[:show])
     more = f" (+{len(answer.answers) - show} more)" if len(answer.answers) > show else ""
     out.print(f"[bold]Answers[/] ({answer.selected_by}): {escape(names)}{more}")
+    if answer.values:
+        named = {a.id: a.name for a in answer.retrieved}
+        out.print(f"[bold]Values[/] ({len(answer.values)} rows):")
+        for row in answer.values[:show]:
+            cells = "; ".join(f"{k}: {named.get(v, v) if k == 'id' else v}" for k, v in row.items())
+            out.print("  " + cells, markup=False, highlight=False, soft_wrap=True)
     out.print("[bold]Cypher[/] (score order, read-only):")
     for number, query in enumerate(answer.queries, 1):
         status = f"{query.results} results" if query.error is None else f"error: {query.error}"
