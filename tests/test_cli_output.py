@@ -42,3 +42,16 @@ def test_query_rows_print_values_and_column_names_literally(capsys, monkeypatch)
     print_rows([{"[b]title[/b]": "[red]Heat[/red]", "year": "[1995]"}, {"[b]title[/b]": "Big", "year": 1988}])
     printed = capsys.readouterr().out
     assert "[b]title[/b]" in printed and "[red]Heat[/red]" in printed and "[1995]" in printed
+
+
+def test_values_print_literally_with_names_for_ids(capsys):
+    answer = Answer(
+        question="when was [Keanu Reeves] born",
+        retrieved=[AnswerNode(id="p:keanu", name="Keanu [Reeves]", labels=["Person"], rank=0)],
+        values=[{"id": "p:keanu", "born": 1964, "tagline": "[red]Whoa[/red]"}],
+        timings={"total": 0.1},
+    )
+    print_answer(answer)
+    printed = capsys.readouterr().out
+    assert "Values (1 rows):" in printed
+    assert "id: Keanu [Reeves]; born: 1964; tagline: [red]Whoa[/red]" in printed
