@@ -63,3 +63,15 @@ def test_a_label_root_needs_no_entity(asker):
     answer = asker(wanted).ask("which movies came out in 1999")
     expected = [{"id": m, "title": p["title"]} for m, p in MOVIES.items() if p["released"] == 1999]
     assert answer.values == expected and [a.id for a in answer.answers] == [row["id"] for row in expected]
+
+
+def test_the_retrievers_hand_over_value_rows(asker):
+    """A value answer reaches a LangChain document per row (its text the row, the row in its
+    metadata), not the nodes of a lower query."""
+    from graphraft.integrations.langchain import GraphRAFTLangChainRetriever
+
+    wanted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN count(DISTINCT n1) AS count'
+    documents = GraphRAFTLangChainRetriever(engine=asker(wanted)).invoke("how many movies did [Keanu Reeves] act in")
+    count = sum(p == "p:keanu" for p, _ in ACTED_IN)
+    assert [d.page_content for d in documents] == [f"count: {count}"]
+    assert documents[0].metadata["row"] == {"count": count} and documents[0].metadata["cypher"] == [wanted]

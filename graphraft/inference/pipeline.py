@@ -307,7 +307,7 @@ class GraphRAFT:
         retrieval = execute(
             self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
-        answer.values = next((run.rows for run in retrieval.runs if run.rows and _values(run.rows)), [])
+        answer.values = _top_values(retrieval.runs)
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,
@@ -359,9 +359,13 @@ def _searchable(candidates):
     return candidates if isinstance(candidates, QuerySpace) else list(candidates)
 
 
-def _values(rows: list[dict[str, Any]]) -> bool:
-    """Rows that hold values beside (or instead of) node ids."""
-    return any(column != "id" for column in rows[0])
+def _top_values(runs) -> list[dict[str, Any]]:
+    """The rows of the best query that returned anything, when they hold values beside (or
+    instead of) node ids; none when that query returned nodes only."""
+    top = next((run for run in runs if run.rows or run.node_ids), None)
+    if top is None or not top.rows or all(column == "id" for column in top.rows[0]):
+        return []
+    return top.rows
 
 
 def label_roots(schema) -> list[Pattern]:

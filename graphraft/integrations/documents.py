@@ -9,9 +9,28 @@ from graphraft.inference.pipeline import Answer
 
 
 def answer_items(answer: Answer, limit: int | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """(text, metadata) for each answer node, best first."""
+    """(text, metadata) for each answer node, best first; or, when the best query returned
+    values (a property, a count), one item per row of them, with the row in its metadata."""
     queries = [q.cypher for q in answer.queries]
     items = []
+    if answer.values:
+        named = {node.id: node.name for node in answer.retrieved}
+        for rank, row in enumerate(answer.values[:limit], 1):
+            cells = {column: named.get(value, value) if column == "id" else value for column, value in row.items()}
+            text = "; ".join(f"{column}: {value}" for column, value in cells.items())
+            items.append(
+                (
+                    text,
+                    {
+                        "row": row,
+                        "rank": rank,
+                        "cypher": queries,
+                        "evidence": answer.evidence,
+                        "selected_by": answer.selected_by,
+                    },
+                )
+            )
+        return items
     for node in answer.answers[:limit]:
         text = f"{node.name} ({', '.join(node.labels)})" if node.labels else node.name
         items.append(
@@ -35,6 +54,7 @@ def answer_metadata(answer: Answer) -> dict[str, Any]:
     """What the whole answer says beside its items."""
     return {
         "queries": [q.model_dump() for q in answer.queries],
+        "values": answer.values,
         "anchors": answer.anchors,
         "evidence": answer.evidence,
         "message": answer.message,
