@@ -45,6 +45,18 @@ def start(ctx: typer.Context, data_dir: DataDirOption = None, port: PortOption =
     out.print(f"every command uses it with:\n  {_exports(server, info)}")
 
 
+@neo4j_app.command("load-dump")
+def load_dump(
+    ctx: typer.Context,
+    dump: Annotated[Path, typer.Argument(help="A Neo4j 5 database dump (neo4j-admin database dump).")],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Replace the (stopped) server's database with a dump; start it after."""
+    server = _server(ctx, data_dir)
+    server.load_dump(dump)
+    out.print(f"loaded {dump} into the Neo4j in {server.data_dir}; `graphraft neo4j start` serves it")
+
+
 @neo4j_app.command("stop")
 def stop(ctx: typer.Context, data_dir: DataDirOption = None) -> None:
     """Stop the server cleanly."""
