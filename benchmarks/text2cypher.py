@@ -218,6 +218,66 @@ def prepare(shared: Path, out: Path, jar_cache: Path | None) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
+def read_items(path: Path, split: str) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [row for row in rows if split == "all" or row["split"] == split]
+
+
+def ceiling(graph: str, questions: Path, split: str, limit: int | None, out: Path | None) -> None:
+    """The share of questions whose gold result some query of the language reproduces, over
+    the candidates `ask --language full` gives each question (its anchors, literals, label roots)."""
+    from graphraft.config import load_settings
+    from graphraft.deadline import Deadline
+    from graphraft.evaluation.execution import result_key
+    from graphraft.inference.config import AskConfig
+    from graphraft.inference.decoding.query_space import QuerySpace
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.synthesis.reproduce import reproduce
+
+    items = read_items(questions, split)[:limit]
+    engine = GraphRAFT(load_settings(), graph=graph, config=AskConfig(language="full"))
+    reached = collections.Counter()
+    total = collections.Counter()
+    rows_out = []
+    started = time.perf_counter()
+    for item in items:
+        gold = result_key(item["rows"])
+        clock = time.perf_counter()
+        answer, space, _ = engine._prepare(item["question"], Deadline(None), engine.max_hops)
+        found = None
+        if isinstance(space, QuerySpace):
+            patterns = [p for group in space.paths.values() for p in group]
+
+            def key(rows, names):
+                return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
+
+            found = reproduce(engine.store, patterns, space.clauses, gold, key, first=True)
+        hit = bool(found and found.queries)
+        for name in ("all", item["type"], item["category"]):
+            total[name] += 1
+            reached[name] += hit
+        rows_out.append(
+            {
+                "question": item["question"],
+                "gold": item["cypher"],
+                "anchors": [a["name"] for a in answer.anchors],
+                "reached": hit,
+                "query": found.queries[0].to_dict() if hit else None,
+                "proposed": found.proposed if found else 0,
+                "matches": found.matches if found else 0,
+                "seconds": round(time.perf_counter() - clock, 2),
+            }
+        )
+        print(f"{'+' if hit else '-'} {rows_out[-1]['seconds']:6.2f}s {item['question'][:90]}", flush=True)
+    print(f"\n{graph} {split}: {len(items)} questions, {time.perf_counter() - started:.0f} s")
+    for name in sorted(total, key=lambda n: (n != "all", n)):
+        print(f"  {name:<32} {reached[name]:>4} / {total[name]:<4} {reached[name] / total[name] * 100:5.1f} %")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"reached": dict(reached), "total": dict(total), "rows": rows_out}, indent=1))
+    engine.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -225,9 +285,17 @@ def main() -> None:
     step.add_argument("--shared", type=Path, default=Path("../shared/datasets"))
     step.add_argument("--out", type=Path, default=Path("outputs/text2cypher"))
     step.add_argument("--jar-cache", type=Path, help="Neo4j's jars (default: GRAPHRAFT_HOME/cache/neo4j).")
+    step = commands.add_parser("ceiling", help="How many gold results some query of the language reproduces.")
+    step.add_argument("--graph", required=True)
+    step.add_argument("--questions", type=Path, required=True)
+    step.add_argument("--split", default="validation", choices=["train", "validation", "all"])
+    step.add_argument("--limit", type=int)
+    step.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.shared, args.out, args.jar_cache)
+    else:
+        ceiling(args.graph, args.questions, args.split, args.limit, args.json)
 
 
 if __name__ == "__main__":
