@@ -228,3 +228,52 @@ def test_stop_is_clean_and_status_says_so(managed):
     proc = run(["neo4j", "status"], env)
     assert proc.returncode == 1 and "not running" in proc.stdout and "without" not in proc.stdout
     assert "Stopped." in (home / "neo4j" / "logs" / "neo4j.log").read_text()
+
+
+def test_a_dump_replaces_the_stopped_servers_database(managed, tmp_path):
+    """`graphraft neo4j load-dump`: a dump made with Neo4j's admin tool comes back whole after the
+    database was emptied; a running server or a missing dump is a one-line error."""
+    import neo4j
+
+    from graphraft.graph.neo4j_server import ADMIN_TOOL, java_command, resolve_classpath
+
+    home, env, _ = managed
+    data = home / "neo4j"
+
+    def query(text: str) -> list:
+        exports = client_env(env)
+        password = Path(exports["NEO4J_PASSWORD_FILE"]).read_text().strip()
+        with neo4j.GraphDatabase.driver(exports["NEO4J_URI"], auth=("neo4j", password)) as driver:
+            return driver.execute_query(text).records
+
+    def count() -> int:
+        return query("MATCH (n) RETURN count(n) AS c")[0]["c"]
+
+    assert run(["neo4j", "start"], env, timeout=300).returncode == 0
+    before = count()
+    assert before > 0
+    assert run(["neo4j", "stop"], env, timeout=120).returncode == 0
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    admin = [java_command(), "-cp", resolve_classpath(neo4j_jars()), ADMIN_TOOL]
+    made = subprocess.run(
+        [*admin, "database", "dump", "neo4j", f"--to-path={dumps}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NEO4J_HOME": str(data), "NEO4J_CONF": str(data / "conf")},
+    )
+    assert made.returncode == 0, made.stderr
+    assert run(["neo4j", "start"], env, timeout=300).returncode == 0
+    query("MATCH (n) DETACH DELETE n")
+    assert count() == 0
+    running = run(["neo4j", "load-dump", str(dumps / "neo4j.dump")], env)
+    assert running.returncode != 0 and "is running" in one_line_error(running)
+    assert run(["neo4j", "stop"], env, timeout=120).returncode == 0
+    missing = run(["neo4j", "load-dump", str(tmp_path / "none.dump")], env)
+    assert missing.returncode != 0 and "not found" in one_line_error(missing)
+    loaded = run(["neo4j", "load-dump", str(dumps / "neo4j.dump")], env, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr
+    assert run(["neo4j", "start"], env, timeout=300).returncode == 0
+    assert count() == before
+    assert run(["neo4j", "stop"], env, timeout=120).returncode == 0

@@ -1,0 +1,91 @@
+"""Finding the queries of the language that give a known result (synthesis/reproduce.py), and
+comparing results as execution accuracy does (evaluation/execution.py), on both stores."""
+
+from __future__ import annotations
+
+import pytest
+from facts_graph import MOVIES, PEOPLE, load
+
+from graphraft.evaluation.execution import result_key, same_result
+from graphraft.inference.pipeline import label_roots
+from graphraft.synthesis.clauses import ClauseSpace
+from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
+from graphraft.synthesis.literals import question_literals
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.reproduce import reproduce
+
+NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
+KEANU = AnchorRef("p:keanu", ("Person",))
+LANA = AnchorRef("p:lana", ("Person",))
+ACTED = Step("ACTED_IN", True, ("Movie",))
+DIRECTS = Step("DIRECTED", True, ("Movie",))
+MOVIE_ROOT = Pattern(AnchorRef(None, ("Movie",)), (), 0)
+PEOPLE_ACTING = Pattern(AnchorRef(None, ("Person",)), (ACTED,), 1)
+
+# (question, the query that gives the gold result)
+CASES = {
+    "a count": (
+        "how many movies did Keanu Reeves act in",
+        Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count")),
+    ),
+    "a label root with a filter and a property": (
+        "which movies came out after 2000 and when",
+        Query(MOVIE_ROOT, (Filter(0, "released", ">", 2000),), Projection(("released",))),
+    ),
+    "order and limit": (
+        "the 2 newest movies Lana Wachowski directed",
+        Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),
+    ),
+    "an aggregate per node": (
+        "each actor's latest movie year",
+        Query(PEOPLE_ACTING, projection=Projection(aggregate="max", key="released", group=0)),
+    ),
+}
+
+
+def key_of(rows, names):
+    return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
+
+
+def gold_of(store, query: Query) -> frozenset:
+    """The result a gold query gives, its nodes by name (as a question file holds it)."""
+    rows = store.read(render_query(query, store.graph_label))
+    return result_key([[NAMES.get(v, v) for v in row.values()] for row in rows])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case):
+    load(store)
+    question, wanted = CASES[case]
+    schema = store.schema()
+    patterns = [wanted.pattern, Pattern(KEANU, (ACTED,), 1), Pattern(LANA, (DIRECTS,), 1), *label_roots(schema)]
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    gold = gold_of(store, wanted)
+    found = reproduce(store, list(dict.fromkeys(patterns)), clauses, gold, key_of)
+    texts = [render_query(q) for q in found.queries]
+    assert render_query(wanted) in texts
+    for query in found.queries:  # every query kept gives the gold result on the database
+        rows = store.read(render_query(query, store.graph_label))
+        assert gold_of(store, query) == gold, render_query(query)
+        assert rows
+    assert found.proposed >= len(found.queries) and found.matches > 0
+
+
+def test_a_result_no_query_gives_is_not_reproduced(store):
+    load(store)
+    question = "which movies came out after 2000"
+    schema = store.schema()
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    gold = result_key([["Nobody's Movie"]])
+    found = reproduce(store, label_roots(schema), clauses, gold, key_of)
+    assert found.queries == [] and found.proposed == 0 and found.matches > 0
+
+
+def test_results_compare_as_sets_of_rows_with_nodes_by_name():
+    names = {"m:matrix": "The Matrix"}.get
+    # an answer's id + title row is the gold's title row; numbers by value; rows in any order
+    assert same_result([["m:matrix", "The Matrix", 1999]], [["The Matrix", 1999.0]], names)
+    assert same_result([[3], [1]], [[1.0], [3]])
+    assert not same_result([["m:matrix", 1999]], [["The Matrix", 1998]], names)
+    assert not same_result([[1], [2]], [[1]])
+    assert result_key([[None]]) != result_key([[0]]) and result_key([[True]]) != result_key([[1]])
