@@ -89,3 +89,21 @@ def test_results_compare_as_sets_of_rows_with_nodes_by_name():
     assert not same_result([["m:matrix", 1999]], [["The Matrix", 1998]], names)
     assert not same_result([[1], [2]], [[1]])
     assert result_key([[None]]) != result_key([[0]]) and result_key([[True]]) != result_key([[1]])
+
+
+@pytest.mark.parametrize(
+    ("op", "value"),
+    [("=", 1999), (">", 2000), ("<=", 2000), ("<>", 1999), ("CONTAINS", "Matrix"), ("STARTS WITH", "The"),
+     ("IS NULL", None), ("IS NOT NULL", None), ("=", "1999"), (">", "2000")],
+)  # fmt: skip
+def test_filters_keep_in_python_what_they_keep_in_the_database(store, op, value):
+    """The search filters bindings in Python; each operator keeps there exactly the nodes the
+    database keeps (a comparison with null or with another kind of value keeps none)."""
+    from graphraft.synthesis.reproduce import holds
+
+    load(store)
+    key = "title" if op in ("CONTAINS", "STARTS WITH") else ("tagline" if "NULL" in op else "released")
+    item = Filter(0, key, op, value)
+    query = Query(MOVIE_ROOT, (item,))
+    kept_by_database = {row["id"] for row in store.read(render_query(query, store.graph_label))}
+    assert kept_by_database == {m for m, props in MOVIES.items() if holds(item, props.get(key))}

@@ -5,9 +5,9 @@ Used to measure the language's ceiling on a question set with gold Cypher (is th
 reachable at all?) and to turn (question, Cypher) pairs into training pairs of the language.
 
 Listing and running every query is too slow (a 1-hop path with two numbers in the question has
-thousands), so the search runs each path with each set of its filters once, reading back every
-binding of the path's variables, and works out in Python what each way of returning, ordering
-and limiting would give. Python only proposes: a query is kept only when the database, running
+thousands), so the search runs each path once, reading back every binding of its variables with
+their properties, and works out in Python what each set of filters (``holds``: Cypher's rules for a
+comparison) and each way of returning, ordering and limiting would give. Python only proposes: a query is kept only when the database, running
 its one rendered text, returns the gold result (``evaluation.execution``: rows as sets, a node
 as its name). Where rows tie at a LIMIT, Python's pick and the database's may differ; the
 database decides, so a proposal can fail and a tie the database would break the gold's way can
@@ -36,8 +36,8 @@ MAX_BINDINGS = 20_000
 class Reproduction:
     queries: list[Query]  # confirmed by the database, in the order found
     proposed: int = 0  # proposals Python made (each run once on the database)
-    matches: int = 0  # (path, filters) pairs run for their bindings
-    skipped: int = 0  # pairs with too many bindings or an error
+    matches: int = 0  # paths run for their bindings
+    skipped: int = 0  # paths with too many bindings or an error
 
 
 def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter, ...]]:
@@ -61,33 +61,77 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
                     yield Projection(chosen)
 
 
-def bindings_text(query: Query, keys: list[str], graph_label: str | None) -> str:
-    """The query's MATCH and WHERE, returning each node's id and name (``vI_id``, ``vI_name``)
-    and the target's properties ``keys`` (``pJ``): what any projection of the path reads."""
-    pattern = query.pattern
-    columns = []
+def _keys_of(clauses: ClauseSpace, pattern: Pattern) -> dict[str, list[str]]:
+    """For each variable of the path, the property keys a filter or a projection may read."""
+    keys = {}
     for node in range(len(pattern.steps) + 1):
-        variable = pattern.variable(node)
-        columns += [f"{variable}.id AS v{node}_id", f"{variable}.{NAME_TEXT_PROPERTY} AS v{node}_name"]
-    target = pattern.variable(pattern.target)
-    columns += [f"{target}.{quote_identifier(key)} AS p{j}" for j, key in enumerate(keys)]
-    text = render_query(query, graph_label)
+        keys[pattern.variable(node)] = sorted(clauses.properties(pattern.labels_of(node)))
+    for step in range(1, len(pattern.steps) + 1):
+        kind = pattern.steps[step - 1].type
+        keys[f"r{step}"] = sorted(clauses.schema.relationship_properties.get(kind, {}))
+    return keys
+
+
+def bindings_text(pattern: Pattern, keys: dict[str, list[str]], graph_label: str | None) -> str:
+    """The path (with the conditions that keep it a path), returning each node's id and name and
+    every property in ``keys``: what any filter and projection of the path reads."""
+    columns = []
+    for index, (variable, names) in enumerate(keys.items()):
+        if not variable.startswith("r"):
+            columns += [f"{variable}.id AS c{index}_id", f"{variable}.{NAME_TEXT_PROPERTY} AS c{index}_name"]
+        columns += [f"{variable}.{quote_identifier(key)} AS c{index}_{j}" for j, key in enumerate(names)]
+    text = render_query(Query(pattern), graph_label)
     return text[: text.index(" RETURN ")] + " RETURN " + ", ".join(columns)
 
 
-def _bindings(pattern: Pattern, keys: list[str], rows: list[dict], names: dict[str, str]) -> list[dict[str, dict]]:
+def _bindings(keys: dict[str, list[str]], rows: list[dict], names: dict[str, str]) -> list[dict[str, dict]]:
     """Rows of ``bindings_text`` as {variable: {"id": ..., key: value}}, names noted in ``names``."""
     out = []
     for row in rows:
         binding = {}
-        for node in range(len(pattern.steps) + 1):
-            node_id = row[f"v{node}_id"]
-            if node_id is not None and row[f"v{node}_name"] is not None:
-                names[node_id] = row[f"v{node}_name"]
-            binding[pattern.variable(node)] = {"id": node_id}
-        binding[pattern.variable(pattern.target)].update({key: row[f"p{j}"] for j, key in enumerate(keys)})
+        for index, (variable, props) in enumerate(keys.items()):
+            values = {key: row[f"c{index}_{j}"] for j, key in enumerate(props)}
+            if not variable.startswith("r"):
+                values["id"] = row[f"c{index}_id"]
+                if values["id"] is not None and row[f"c{index}_name"] is not None:
+                    names[values["id"]] = row[f"c{index}_name"]
+            binding[variable] = values
         out.append(binding)
     return out
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return None
+
+
+def holds(item: Filter, value: Any) -> bool:
+    """Whether a filter keeps a row whose filtered property is ``value`` (Cypher's rules: a
+    comparison with null, or between values of different kinds, keeps nothing)."""
+    if item.op == "IS NULL":
+        return value is None
+    if item.op == "IS NOT NULL":
+        return value is not None
+    if value is None or _kind(value) is None or _kind(value) != _kind(item.value):
+        return False
+    if item.op == "CONTAINS":
+        return item.value in value
+    if item.op == "STARTS WITH":
+        return value.startswith(item.value)
+    if item.op == "=":
+        return value == item.value
+    if item.op == "<>":
+        return value != item.value
+    if _kind(value) == "bool":
+        return False
+    return {"<": value < item.value, "<=": value <= item.value, ">": value > item.value, ">=": value >= item.value}[
+        item.op
+    ]
 
 
 def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -> Any:
@@ -175,21 +219,30 @@ def reproduce(
         return False
 
     for pattern in patterns:
-        keys = sorted(clauses.properties(pattern.labels_of(pattern.target)))
+        keys = _keys_of(clauses, pattern)
+        found.matches += 1
+        try:
+            rows = store.read(
+                bindings_text(pattern, keys, store.graph_label) + f" LIMIT {MAX_BINDINGS + 1}", timeout_ms=timeout_ms
+            )
+        except GraphRAFTError:
+            found.skipped += 1
+            continue
+        if len(rows) > MAX_BINDINGS:
+            found.skipped += 1
+            continue
+        every = _bindings(keys, rows, names)
         for filters in filter_sets(clauses, pattern):
-            found.matches += 1
-            text = bindings_text(Query(pattern, filters), keys, store.graph_label)
-            try:
-                rows = store.read(text + f" LIMIT {MAX_BINDINGS + 1}", timeout_ms=timeout_ms)
-            except GraphRAFTError:
-                found.skipped += 1
+            bindings = [
+                b
+                for b in every
+                if all(
+                    holds(f, b[f"r{f.element}" if f.relationship else pattern.variable(f.element)].get(f.key))
+                    for f in filters
+                )
+            ]
+            if not bindings:
                 continue
-            if len(rows) > MAX_BINDINGS:
-                found.skipped += 1
-                continue
-            if not rows:
-                continue
-            bindings = _bindings(pattern, keys, rows, names)
             for projection in projections(clauses, pattern):
                 query = Query(pattern, filters, projection)
                 full = rows_of(query, bindings)
