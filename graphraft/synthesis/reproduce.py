@@ -7,11 +7,12 @@ reachable at all?) and to turn (question, Cypher) pairs into training pairs of t
 Listing and running every query is too slow (a 1-hop path with two numbers in the question has
 thousands), so the search runs each path once, reading back every binding of its variables with
 their properties, and works out in Python what each set of filters (``holds``: Cypher's rules for a
-comparison) and each way of returning, ordering and limiting would give. Python only proposes: a query is kept only when the database, running
-its one rendered text, returns the gold result (``evaluation.execution``: rows as sets, a node
-as its name). Where rows tie at a LIMIT, Python's pick and the database's may differ; the
-database decides, so a proposal can fail and a tie the database would break the gold's way can
-be missed: the ceiling may be slightly under-counted, never over-counted."""
+comparison) and each way of returning, ordering and limiting would give. Python only proposes:
+a query is kept only when the database, running its one rendered text, returns the gold result
+(``evaluation.execution``: rows as sets, a node as its name). Where rows tie at a LIMIT, Python's
+pick and the database's may differ; the database decides, so a proposal can fail and a tie the
+database would break the gold's way can be missed: the ceiling may be slightly under-counted, never
+over-counted."""
 
 from __future__ import annotations
 
