@@ -3,6 +3,8 @@ counts and label roots, and a value query's rows reach the answer and its eviden
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from facts_graph import ACTED_IN, MOVIES, load
 
@@ -75,3 +77,39 @@ def test_the_retrievers_hand_over_value_rows(asker):
     count = sum(p == "p:keanu" for p, _ in ACTED_IN)
     assert [d.page_content for d in documents] == [f"count: {count}"]
     assert documents[0].metadata["row"] == {"count": count} and documents[0].metadata["cypher"] == [wanted]
+
+
+def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
+    """A question file's gold rows reach the evaluation: an answer whose rows are the gold result
+    counts, one whose rows differ does not, per category, and the report shows the table."""
+    from graphraft.evaluation.runner import evaluate, markdown
+    from graphraft.graph.loaders.questions import read_question_file
+
+    wanted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN count(DISTINCT n1) AS count'
+    count = sum(p == "p:keanu" for p, _ in ACTED_IN)
+    question = "how many movies did [Keanu Reeves] act in"
+    lines = [
+        {"question": question, "rows": [[count]], "type": "Simple Aggregation", "split": "validation"},
+        {"question": question + "?", "rows": [[count + 1]], "type": "Simple Aggregation"},
+        {"question": "which movies did [Keanu Reeves] act in", "rows": [["The Matrix"]], "category": "lookup"},
+    ]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    items = list(read_question_file(path))
+    assert items[0].split == "validation" and items[0].extra["rows"] == [[count]]
+    report = evaluate(items, asker(wanted), ["no-l2"])
+    assert [o.execution for o in report.outcomes] == [True, False, False]
+    table = report.execution_accuracy("no-l2")
+    assert table["all"] == {"accuracy": 1 / 3, "questions": 3}
+    assert table["Simple Aggregation"] == {"accuracy": 0.5, "questions": 2} and table["lookup"]["accuracy"] == 0
+    assert "## Execution accuracy" in markdown(report, "plot.png")
+
+
+def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):
+    from graphraft.errors import InputFileError
+    from graphraft.graph.loaders.questions import read_question_file
+
+    path = tmp_path / "questions.jsonl"
+    path.write_text(json.dumps({"question": "how many?", "rows": 3}) + "\n")
+    with pytest.raises(InputFileError, match=r"questions.jsonl:1: 'rows' must be"):
+        list(read_question_file(path))

@@ -59,3 +59,16 @@ def same_result(answer: Iterable[Iterable[Any]], gold: Iterable[Iterable[Any]], 
     """Whether an answer's rows are the gold rows (gold rows already normalised or plain values;
     ``name_of`` names the answer's node ids)."""
     return result_key(answer, name_of) == result_key(gold)
+
+
+def answer_rows(answer, use_selection: bool) -> list[list[Any]]:
+    """What an answer says, as rows with nodes by name: the value rows of its best query when it
+    returned values; else L2's chosen nodes (``use_selection``), or the nodes of the first query
+    that returned any."""
+    names = {node.id: node.name for node in [*answer.retrieved, *answer.answers]}
+    if answer.values:
+        return [[names.get(v, v) if column == "id" else v for column, v in row.items()] for row in answer.values]
+    if use_selection and answer.selected_by == "l2":
+        return [[node.name] for node in answer.answers]
+    top = next((q for q in answer.queries if q.ids), None)
+    return [[names.get(node_id, node_id)] for node_id in (top.ids if top else [])]

@@ -24,6 +24,7 @@ from typing import Any
 
 from graphraft.errors import DeadlineExceededError
 from graphraft.evaluation.config import METHODS
+from graphraft.evaluation.execution import answer_rows, same_result
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
@@ -64,6 +65,10 @@ class Outcome:
     failed_queries: int = 0
     queries: int = 0
     mention_known: bool = False  # the question marks its entity, so linking can be judged
+    #: with a gold result (rows): whether the answer's rows are it (execution accuracy), and the
+    #: categories it is reported under (the question's type, its category)
+    execution: bool | None = None
+    categories: tuple[str, ...] = ()
 
 
 @dataclass
@@ -107,6 +112,18 @@ class EvalReport:
         missed = sum(o.failure in ("no anchor", "gold entity not among anchors") for o in linked)
         return 1.0 - missed / len(linked)
 
+    def execution_accuracy(self, method: str) -> dict[str, dict[str, float]] | None:
+        """Of the questions with a gold result: the share whose answer is it, overall and per
+        category (None when no question has one)."""
+        scored = [o for o in self.outcomes if o.method == method and o.execution is not None]
+        if not scored:
+            return None
+        groups: dict[str, list[bool]] = {"all": [o.execution for o in scored]}
+        for outcome in scored:
+            for name in outcome.categories:
+                groups.setdefault(name, []).append(outcome.execution)
+        return {name: {"accuracy": sum(v) / len(v), "questions": len(v)} for name, v in sorted(groups.items())}
+
     def failed_query_share(self, method: str) -> float:
         runs = [o for o in self.outcomes if o.method == method]
         total = sum(o.queries for o in runs)
@@ -124,6 +141,7 @@ class EvalReport:
             "failures": {m: self.failures(m) for m in self.methods},
             "failed_query_share": {m: self.failed_query_share(m) for m in self.methods},
             "entity_linking_recall": {m: self.entity_linking_recall(m) for m in self.methods},
+            "execution_accuracy": {m: self.execution_accuracy(m) for m in self.methods},
         }
 
 
@@ -206,6 +224,10 @@ def outcome_from_answer(
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
     scores = score_question(ranked, chosen, gold)
+    execution, categories = None, ()
+    if item.extra and "rows" in item.extra:
+        execution = same_result(answer_rows(answer, use_selection), item.extra["rows"])
+        categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
     return Outcome(
         item.qid,
         item.hops,
@@ -224,6 +246,8 @@ def outcome_from_answer(
         sum(1 for q in answer.queries if q.error),
         len(answer.queries),
         bool(item.mention),
+        execution,
+        categories,
     )
 
 
@@ -320,7 +344,18 @@ def _ask_group(engine, questions: list[str], group: int) -> list:
 def _timed_out(item, method: str, seconds: float) -> Outcome:
     gold, _ = answer_keys(item)
     # linking cannot be judged on a question that got no answer, so it is not counted there
-    return Outcome(item.qid, item.hops, method, score_question([], [], gold), seconds, "timed out")
+    executed = item.extra and "rows" in item.extra
+    categories = tuple(c for c in (item.qtype, (item.extra or {}).get("category")) if c) if executed else ()
+    return Outcome(
+        item.qid,
+        item.hops,
+        method,
+        score_question([], [], gold),
+        seconds,
+        "timed out",
+        execution=False if executed else None,
+        categories=categories,
+    )
 
 
 def _seconds(answer) -> float:
@@ -420,6 +455,20 @@ def markdown(report: EvalReport, plot_name: str) -> str:
         ),
         "",
     ]
+    executed = {m: v for m, v in data["execution_accuracy"].items() if v}
+    if executed:
+        names = sorted({name for table in executed.values() for name in table}, key=lambda n: (n != "all", n))
+        out += [
+            "## Execution accuracy (the answer's rows are the gold result's, as sets; a node by its name)",
+            "",
+            "| category | questions | " + " | ".join(executed) + " |",
+            "|---|---|" + "---|" * len(executed),
+        ]
+        for name in names:
+            count = next(t[name]["questions"] for t in executed.values() if name in t)
+            cells = [f"{t[name]['accuracy'] * 100:.1f}" if name in t else "" for t in executed.values()]
+            out.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
+        out.append("")
     if report.settings:
         out += ["## Settings", "", "```json", json.dumps(report.settings, indent=2), "```", ""]
     return "\n".join(out)

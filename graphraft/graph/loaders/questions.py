@@ -3,7 +3,9 @@
 question/answer files GraphRAFT reads in two formats:
 
 - JSONL: ``{"question": "...", "answers": ["..."], "hops": 2, "type": "..."}`` per line
-  (``answer_ids`` optional; hops and type optional).
+  (``answer_ids`` optional; hops and type optional). A question answered by values rather than
+  nodes carries its gold result as ``"rows": [[value, ...], ...]`` (a node as its name; scored by
+  execution accuracy), optionally its ``cypher`` and ``category``; ``split`` overrides the hash.
 - TSV (MetaQA style): ``question<TAB>answer1|answer2``.
 
 A ``[bracketed]`` span in the question marks its topic entity."""
@@ -59,7 +61,7 @@ def read_question_file(path: Path, split: str | None = None, validation_fraction
     for number, question, answers, hops, qtype, extra in rows:
         if not question:
             raise InputFileError(f"{path}:{number}: empty question")
-        item_split = split_of(question, validation_fraction)
+        item_split = extra.get("split") or split_of(question, validation_fraction)
         if split is not None and item_split != split:
             continue
         yield QAItem(
@@ -85,7 +87,13 @@ def _jsonl_questions(path: Path) -> Iterator[tuple]:
             answers = [answers]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise InputFileError(f"{path}:{number}: 'answers' must be a list of strings")
-        extra = {"answer_ids": row["answer_ids"]} if "answer_ids" in row else {}
+        extra = {key: row[key] for key in ("answer_ids", "rows", "cypher", "category", "split") if key in row}
+        if "rows" in extra and not (
+            isinstance(extra["rows"], list) and all(isinstance(r, list) for r in extra["rows"]) and extra["rows"]
+        ):
+            raise InputFileError(f"{path}:{number}: 'rows' must be a non-empty list of rows (lists of values)")
+        if extra.get("split") not in (None, "train", "validation"):
+            raise InputFileError(f"{path}:{number}: 'split' must be train or validation")
         yield number, row["question"].strip(), answers, row.get("hops"), row.get("type"), extra
 
 
