@@ -223,7 +223,9 @@ def read_items(path: Path, split: str) -> list[dict]:
     return [row for row in rows if split == "all" or row["split"] == split]
 
 
-def ceiling(graph: str, questions: Path, split: str, limit: int | None, out: Path | None) -> None:
+def ceiling(
+    graph: str, questions: Path, split: str, limit: int | None, out: Path | None, budget_s: float | None
+) -> None:
     """The share of questions whose gold result some query of the language reproduces, over
     the candidates `ask --language full` gives each question (its anchors, literals, label roots)."""
     from graphraft.config import load_settings
@@ -251,8 +253,10 @@ def ceiling(graph: str, questions: Path, split: str, limit: int | None, out: Pat
             def key(rows, names):
                 return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
 
-            found = reproduce(engine.store, patterns, space.clauses, gold, key, first=True)
+            found = reproduce(engine.store, patterns, space.clauses, gold, key, first=True, budget_s=budget_s)
         hit = bool(found and found.queries)
+        exhausted = bool(found and found.exhausted and not hit)
+        total["out of time"] += exhausted
         for name in ("all", item["type"], item["category"]):
             total[name] += 1
             reached[name] += hit
@@ -262,6 +266,7 @@ def ceiling(graph: str, questions: Path, split: str, limit: int | None, out: Pat
                 "gold": item["cypher"],
                 "anchors": [a["name"] for a in answer.anchors],
                 "reached": hit,
+                "out_of_time": exhausted,
                 "query": found.queries[0].to_dict() if hit else None,
                 "proposed": found.proposed if found else 0,
                 "matches": found.matches if found else 0,
@@ -270,6 +275,7 @@ def ceiling(graph: str, questions: Path, split: str, limit: int | None, out: Pat
         )
         print(f"{'+' if hit else '-'} {rows_out[-1]['seconds']:6.2f}s {item['question'][:90]}", flush=True)
     print(f"\n{graph} {split}: {len(items)} questions, {time.perf_counter() - started:.0f} s")
+    print(f"  searches that ran out of their {budget_s} s: {total.pop('out of time')}")
     for name in sorted(total, key=lambda n: (n != "all", n)):
         print(f"  {name:<32} {reached[name]:>4} / {total[name]:<4} {reached[name] / total[name] * 100:5.1f} %")
     if out:
@@ -291,11 +297,12 @@ def main() -> None:
     step.add_argument("--split", default="validation", choices=["train", "validation", "all"])
     step.add_argument("--limit", type=int)
     step.add_argument("--json", type=Path)
+    step.add_argument("--budget-s", type=float, default=60.0, help="Seconds of search a question (a miss after).")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.shared, args.out, args.jar_cache)
     else:
-        ceiling(args.graph, args.questions, args.split, args.limit, args.json)
+        ceiling(args.graph, args.questions, args.split, args.limit, args.json, args.budget_s)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ over-counted."""
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ class Reproduction:
     proposed: int = 0  # proposals Python made (each run once on the database)
     matches: int = 0  # paths run for their bindings
     skipped: int = 0  # paths with too many bindings or an error
+    exhausted: bool = False  # the time budget ended the search before every path was worked through
 
 
 def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter, ...]]:
@@ -150,14 +152,15 @@ def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -
     return sum(values) / len(values)
 
 
-def rows_of(query: Query, bindings: list[dict[str, dict]]) -> list[tuple]:
-    """What ``query`` returns over the path's bindings, before ORDER BY and LIMIT."""
+def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] | None = None) -> list[tuple]:
+    """What ``query`` returns over the path's bindings, before ORDER BY and LIMIT (``targets``:
+    the distinct target nodes of the bindings, when already known)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
     if projection.aggregate is None:
-        return list(
-            dict.fromkeys((b[target].get("id"), *(b[target].get(k) for k in projection.properties)) for b in bindings)
-        )
+        if targets is None:
+            targets = list({b[target].get("id"): b[target] for b in bindings}.values())
+        return list(dict.fromkeys((t.get("id"), *(t.get(k) for k in projection.properties)) for t in targets))
     if projection.group is None:
         groups = {None: bindings}
     else:
@@ -187,6 +190,17 @@ def _ordered(rows: list[tuple], column: int, descending: bool) -> list[tuple]:
     return (missing + present) if descending else (present + missing)
 
 
+def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
+    """Whether a projection can give rows as wide as the gold's (a row's values counted once: an
+    id named like one of the properties beside it counts once)."""
+    if projection.aggregate is None:
+        width = len(projection.properties) + 1
+        return any(w in (width - 1, width) for w in widths)
+    if projection.group is None:
+        return rows == 1 and widths == {1}
+    return any(w in (1, 2) for w in widths)
+
+
 def reproduce(
     store: GraphStore,
     patterns: Iterable[Pattern],
@@ -195,11 +209,15 @@ def reproduce(
     result_key: Callable[[list[tuple], dict[str, str]], frozenset],
     timeout_ms: int | None = None,
     first: bool = False,
+    budget_s: float | None = None,
 ) -> Reproduction:
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``evaluation.execution.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
-    node id named by ``names``. ``first``: stop at the first confirmed query."""
+    node id named by ``names``. ``first``: stop at the first confirmed query; ``budget_s``: stop
+    after that many seconds (``exhausted`` says so)."""
     found = Reproduction([])
+    started = time.perf_counter()
+    widths = {len(row) for row in gold}
     names: dict[str, str] = {}
     tried: set[str] = set()
 
@@ -233,36 +251,42 @@ def reproduce(
             found.skipped += 1
             continue
         every = _bindings(keys, rows, names)
+        shaped = [p for p in projections(clauses, pattern) if _fits(p, widths, len(gold))]
+        target = pattern.variable(pattern.target)
+        everything = frozenset(range(len(every)))
+        kept: dict[Filter, frozenset[int]] = {}  # the bindings each filter keeps, found once
+        subsets: set[frozenset[int]] = set()  # filter sets that keep the same bindings give the same results
         for filters in filter_sets(clauses, pattern):
-            bindings = [
-                b
-                for b in every
-                if all(
-                    holds(f, b[f"r{f.element}" if f.relationship else pattern.variable(f.element)].get(f.key))
-                    for f in filters
-                )
-            ]
-            if not bindings:
+            if budget_s is not None and time.perf_counter() - started > budget_s:
+                found.exhausted = True
+                return found
+            chosen = everything
+            for item in filters:
+                if item not in kept:
+                    variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
+                    kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
+                chosen = chosen & kept[item]
+            if not chosen or chosen in subsets:
                 continue
-            for projection in projections(clauses, pattern):
+            subsets.add(chosen)
+            bindings = [every[i] for i in sorted(chosen)]
+            targets = list({b[target].get("id"): b[target] for b in bindings}.values())
+            for projection in shaped:
                 query = Query(pattern, filters, projection)
-                full = rows_of(query, bindings)
-                key = result_key(full, names)
-                if key == gold:
-                    if confirm(query) and first:
+                full = rows_of(query, bindings, targets)
+                if len(full) == len(gold):
+                    if result_key(full, names) == gold and confirm(query) and first:
                         return found
                     continue
-                if not gold < key:
+                # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
+                if len(full) < len(gold) or len(gold) not in clauses.literals.limits:
                     continue
-                # a part of the result: an order and a limit may keep just the gold rows
-                for limit in clauses.literals.limits:
-                    if limit >= len(full):
-                        continue
-                    for index, column in enumerate(projection.columns[1:], 1):
-                        for descending in (False, True):
-                            ordered = _ordered(full, index, descending)
-                            if ordered and result_key(ordered[:limit], names) == gold:
-                                candidate = Query(pattern, filters, projection, Order(column, descending), limit)
-                                if confirm(candidate) and first:
-                                    return found
+                limit = len(gold)
+                for index, column in enumerate(projection.columns[1:], 1):
+                    for descending in (False, True):
+                        ordered = _ordered(full, index, descending)
+                        if ordered and result_key(ordered[:limit], names) == gold:
+                            candidate = Query(pattern, filters, projection, Order(column, descending), limit)
+                            if confirm(candidate) and first:
+                                return found
     return found
