@@ -230,11 +230,11 @@ def ceiling(
     the candidates `ask --language full` gives each question (its anchors, literals, label roots)."""
     from graphraft.config import load_settings
     from graphraft.deadline import Deadline
-    from graphraft.evaluation.execution import result_key
     from graphraft.inference.config import AskConfig
     from graphraft.inference.decoding.query_space import QuerySpace
     from graphraft.inference.pipeline import GraphRAFT
     from graphraft.synthesis.reproduce import reproduce
+    from graphraft.synthesis.results import result_key
 
     items = read_items(questions, split)[:limit]
     engine = GraphRAFT(load_settings(), graph=graph, config=AskConfig(language="full"))

@@ -1,18 +1,19 @@
 """Finding the queries of the language that give a known result (synthesis/reproduce.py), and
-comparing results as execution accuracy does (evaluation/execution.py), on both stores."""
+comparing results as execution accuracy does (synthesis/results.py), on both stores."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from facts_graph import MOVIES, PEOPLE, load
 
-from graphraft.evaluation.execution import result_key, same_result
-from graphraft.inference.pipeline import label_roots
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
 from graphraft.synthesis.literals import question_literals
-from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots
 from graphraft.synthesis.reproduce import reproduce
+from graphraft.synthesis.results import result_key, same_result
 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
 KEANU = AnchorRef("p:keanu", ("Person",))
@@ -107,3 +108,47 @@ def test_filters_keep_in_python_what_they_keep_in_the_database(store, op, value)
     query = Query(MOVIE_ROOT, (item,))
     kept_by_database = {row["id"] for row in store.read(render_query(query, store.graph_label))}
     assert kept_by_database == {m for m, props in MOVIES.items() if holds(item, props.get(key))}
+
+
+def test_synthesis_keeps_the_query_of_the_language_that_gives_a_gold_result(store, tmp_path):
+    """A question with a gold result (rows) becomes a training pair whose target is the simplest
+    query giving that result, from the question's entity before a label (a label-rooted count
+    also gives 3 here); a result no query gives is dropped with the reason; the row reads back
+    with its text rendered from its query."""
+    from graphraft.graph.loaders.questions import QAItem
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.rows import read_rows
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    load(store)
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
+    )
+
+    def item(question, rows):
+        return QAItem(f"q{len(question)}", question, None, (), 0, "count", "train", extra={"rows": rows})
+
+    count = CASES["a count"][1]
+    row = synthesizer.row_for(item("how many movies did [Keanu Reeves] act in", [[3]]))
+    assert row.status == "ok" and row.cypher == render_query(count) and Query.from_dict(row.query) == count
+    assert (row.hits, row.precision, row.recall) == (1, 1.0, 1.0) and row.enumerated >= 1
+    # the same count from a label (people who directed a movie: 3) is in the space too
+    assert reproduce(
+        store,
+        [Pattern(AnchorRef(None, ("Person",)), (DIRECTS,), 1)],
+        synthesizer_clauses(store),
+        result_key([[3]]),
+        key_of,
+    ).queries
+    dropped = synthesizer.row_for(item("how many movies did [Keanu Reeves] act in", [[42]]))
+    assert dropped.status == "dropped" and dropped.reason == "no query of the language gives the gold result"
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({**json.loads(row.to_json()), "cypher": "stale text"}) + "\n")
+    (back,) = read_rows(path)
+    assert back.cypher == render_query(count) and back.query == row.query
+
+
+def synthesizer_clauses(store):
+    return ClauseSpace(store.schema(), question_literals(""), "")

@@ -28,7 +28,7 @@ from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
-from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.patterns import language_paths
 from graphraft.synthesis.resolution import resolver_for
 
 NO_VECTOR_INDEX = (
@@ -294,7 +294,7 @@ class GraphRAFT:
         and the paths from each label (0 or 1 step, from the schema), with the clauses the
         schema and the question allow after them."""
         schema = self.store.schema()
-        paths = list(patterns.values()) + [Pattern(a.ref, (), 0) for a in anchors] + label_roots(schema)
+        paths = language_paths(patterns.values(), [a.ref for a in anchors], schema)
         space = QuerySpace(self.tokenizer, paths, ClauseSpace(schema, question_literals(question), question))
         answer.candidates = len(space)
         answer.timings["candidates"] = round(time.perf_counter() - clock, 4)
@@ -366,16 +366,3 @@ def _top_values(runs) -> list[dict[str, Any]]:
     if top is None or not top.rows or all(column == "id" for column in top.rows[0]):
         return []
     return top.rows
-
-
-def label_roots(schema) -> list[Pattern]:
-    """Queries rooted at a label: every label's nodes, and one step from them along each
-    relationship the schema has for that label, asking for either end."""
-    found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
-    for link in schema.patterns:
-        for root, step in (
-            (link.source, Step(link.type, True, (link.target,))),
-            (link.target, Step(link.type, False, (link.source,))),
-        ):
-            found += [Pattern(AnchorRef(None, (root,)), (step,), target) for target in (0, 1)]
-    return list(dict.fromkeys(found))

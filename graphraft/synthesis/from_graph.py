@@ -288,6 +288,7 @@ class GraphQuestionGenerator:
             reason=reason,
             cypher=cypher if ok else None,
             pattern=pattern.to_dict(),
+            query=None,
             hits=len(ids),
             total=len(ids),
             precision=1.0,

@@ -13,6 +13,7 @@ among the candidates, never by parsing it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,3 +226,23 @@ def executable(pattern: Pattern, store) -> str:
     """The query to run for ``pattern`` on ``store`` (a ``GraphStore``): the canonical text,
     confined to the store's graph where its database holds others."""
     return render(pattern, store.graph_label)
+
+
+def label_roots(schema) -> list[Pattern]:
+    """Queries rooted at a label: every label's nodes, and one step from them along each
+    relationship the schema has for that label, asking for either end."""
+    found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
+    for link in schema.patterns:
+        for root, step in (
+            (link.source, Step(link.type, True, (link.target,))),
+            (link.target, Step(link.type, False, (link.source,))),
+        ):
+            found += [Pattern(AnchorRef(None, (root,)), (step,), target) for target in (0, 1)]
+    return list(dict.fromkeys(found))
+
+
+def language_paths(around: Iterable[Pattern], anchors: Iterable[AnchorRef], schema) -> list[Pattern]:
+    """The paths a question's queries of the language start from (ask and synthesis alike): the
+    paths around its anchors, each anchor itself, and the label roots."""
+    paths = list(around) + [Pattern(anchor, (), 0) for anchor in anchors] + label_roots(schema)
+    return list(dict.fromkeys(paths))

@@ -9,7 +9,7 @@ thousands), so the search runs each path once, reading back every binding of its
 their properties, and works out in Python what each set of filters (``holds``: Cypher's rules for a
 comparison) and each way of returning, ordering and limiting would give. Python only proposes:
 a query is kept only when the database, running its one rendered text, returns the gold result
-(``evaluation.execution``: rows as sets, a node as its name). Where rows tie at a LIMIT, Python's
+(``synthesis.results``: rows as sets, a node as its name). Where rows tie at a LIMIT, Python's
 pick and the database's may differ; the database decides, so a proposal can fail and a tie the
 database would break the gold's way can be missed: the ceiling may be slightly under-counted, never
 over-counted."""
@@ -212,7 +212,7 @@ def reproduce(
     budget_s: float | None = None,
 ) -> Reproduction:
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
-    ``evaluation.execution.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
+    ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
     node id named by ``names``. ``first``: stop at the first confirmed query; ``budget_s``: stop
     after that many seconds (``exhausted`` says so)."""
     found = Reproduction([])

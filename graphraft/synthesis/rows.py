@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.files import jsonl_rows
+from graphraft.synthesis.language import Query, render_query
 from graphraft.synthesis.patterns import AnchorRef, Pattern, render
 
 
@@ -39,6 +40,9 @@ def _rendered(data: Any) -> Any:
     """A row's query text is the renderer's, from its pattern: a file written by an older
     renderer is read with today's text (the pattern is what synthesis found; the text is only
     how it is written), so training targets stay among the candidates ask enumerates."""
+    if isinstance(data, dict) and isinstance(data.get("query"), dict) and data.get("cypher") is not None:
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # not a query: validation names the field
+            return {**data, "cypher": render_query(Query.from_dict(data["query"]))}
     if isinstance(data, dict) and isinstance(data.get("pattern"), dict) and data.get("cypher") is not None:
         with contextlib.suppress(KeyError, TypeError, ValueError):  # not a pattern: validation names the field
             data = {**data, "cypher": render(Pattern.from_dict(data["pattern"]))}
@@ -88,7 +92,10 @@ class SynthesisRow(BaseModel):
     status: Literal["ok", "dropped"]
     reason: str | None
     cypher: str | None  # the best query (canonical text from the renderer)
-    pattern: dict[str, Any] | None  # its Pattern.to_dict()
+    pattern: dict[str, Any] | None  # its Pattern.to_dict() (a query of the language: its path)
+    #: a query of the language beyond a path (filters, values, order, limit): Query.to_dict();
+    #: None for a path query. Made from a gold result (``rows``), never from model text.
+    query: dict[str, Any] | None = None
     hits: int
     total: int
     precision: float

@@ -28,11 +28,16 @@ from graphraft.config import QUERY_TIMEOUT_MS, StageConfig
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders.questions import QAItem
 from graphraft.progress import Progress, SilentProgress
+from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
+from graphraft.synthesis.language import Query, render_query
+from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
-from graphraft.synthesis.patterns import RENDERER_VERSION
+from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
+from graphraft.synthesis.reproduce import reproduce
 from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
+from graphraft.synthesis.results import result_key
 from graphraft.synthesis.rows import AnchorRow, RankedQuery, SynthesisRow, done_qids
 
 
@@ -54,6 +59,9 @@ class SynthesisConfig(StageConfig):
         "alternatives, so targets can follow the question's wording).",
     )
     workers: int = Field(2, ge=1, description="Questions worked on in parallel.")
+    language_budget_s: float = Field(
+        30.0, gt=0, description="Seconds to search the query language for a question's gold result (rows)."
+    )
     # the questions as people write them: L0 and resolution then find the entity as `ask`
     # does, so wrong anchors sit among the candidates and the target names the right one
     unmarked: bool = Field(False, description="Strip the [brackets] around each question's entity.")
@@ -112,6 +120,7 @@ class Synthesizer:
             reason=None,
             cypher=None,
             pattern=None,
+            query=None,
             hits=0,
             total=0,
             precision=0.0,
@@ -132,7 +141,9 @@ class Synthesizer:
         t_resolve = time.perf_counter()
         answer_names = [] if answer_ids else sorted(set(item.answers))
         n_answers = len(answer_ids) or len(answer_names)
-        if not mentions:
+        if item.extra and "rows" in item.extra:  # a gold result: the query of the language that gives it
+            self._language_row(item, row, anchors)
+        elif not mentions:
             row.reason = "no entity mention found"
         elif not anchors:
             row.reason = "no anchor: " + ", ".join(repr(m.text) for m in mentions) + " not in the graph"
@@ -179,6 +190,60 @@ class Synthesizer:
             "total": round(done - started, 5),
         }
         return row
+
+    def _language_row(self, item: QAItem, row: SynthesisRow, anchors: list[Anchor]) -> None:
+        """Keep the simplest query of the language whose result is the question's gold result
+        (``synthesis/reproduce.py``: found among the paths around its anchors and the label
+        roots, with the clauses its literals allow; confirmed by the database), or say why not."""
+        store = self.enumerator.store
+        gold = result_key(item.extra["rows"])
+        schema = store.schema()
+        refs = [a.ref for a in anchors]
+        around = self.enumerator.all_patterns(refs, self.config.max_hops).candidates.values() if refs else []
+        clauses = ClauseSpace(schema, question_literals(item.question), item.question)
+
+        def key(rows, names):
+            return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
+
+        found = reproduce(
+            store,
+            language_paths(around, refs, schema),
+            clauses,
+            gold,
+            key,
+            timeout_ms=self.config.timeout_ms,
+            budget_s=self.config.language_budget_s,
+        )
+        row.enumerated = found.proposed
+        if not found.queries:
+            row.reason = "no query of the language gives the gold result" + (
+                f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
+            )
+            return
+        best = min(found.queries, key=simplicity)
+        row.status = "ok"
+        row.query = best.to_dict()
+        row.cypher = render_query(best)
+        row.pattern = best.pattern.to_dict()
+        row.hits = row.total = len(gold)
+        row.precision = row.recall = 1.0
+
+
+def simplicity(query: Query) -> tuple:
+    """Which of several queries that give the same result a training pair teaches: one from the
+    question's entities before one from a label (the entity the question names is why its answer
+    is what it is), then the shortest path, the fewest filters, properties, order and limit, then
+    the shortest text."""
+    return (
+        query.pattern.anchor.is_label_root,
+        len(query.pattern.steps),
+        len(query.filters),
+        len(query.projection.properties),
+        query.order is not None,
+        query.limit is not None,
+        len(render_query(query)),
+        render_query(query),
+    )
 
 
 # ---------------------------------------------------------------------------------- output

@@ -1,0 +1,61 @@
+"""Results compared as execution accuracy compares them: does one result equal a gold query's?
+
+Both sides become sets of rows; within a row, column order and naming are ignored and a value
+counted once (an answer's ``id, title`` row is the gold's ``m.title`` row once the id is the
+node's name). Values compare by kind: a node as its naming value, numbers as numbers (``3`` and
+``3.0`` equal, rounded to 6 places), text stripped, dates and times as ISO text, lists and maps
+by their contents. Ordering and ``LIMIT`` are not compared beyond the rows they keep."""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+Key = Any
+
+
+def normalise(value: Any, name_of: Callable[[Any], str | None] | None = None) -> Key:
+    """A value as something hashable that equal results share. ``name_of`` turns a node (or
+    a node id, for an answer's ``id`` column) into its name; None leaves the value as it is."""
+    if name_of is not None:
+        name = name_of(value)
+        if name is not None:
+            return ("text", name.strip())
+    if value is None:
+        return ("null",)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isnan(number):
+            return ("number", "nan")
+        return ("number", round(number, 6))
+    if isinstance(value, str):
+        return ("text", value.strip())
+    if isinstance(value, (datetime.date, datetime.time, datetime.datetime)):
+        return ("text", value.isoformat())
+    if hasattr(value, "iso_format"):  # neo4j.time values
+        return ("text", value.iso_format())
+    if isinstance(value, Mapping):
+        return ("map", tuple(sorted((str(k), normalise(v, name_of)) for k, v in value.items())))
+    if isinstance(value, Iterable):
+        return ("list", tuple(normalise(v, name_of) for v in value))
+    return ("text", str(value))
+
+
+def row_key(values: Iterable[Any], name_of: Callable[[Any], str | None] | None = None) -> frozenset:
+    """One row: its values, each once, in no order."""
+    return frozenset(normalise(v, name_of) for v in values)
+
+
+def result_key(rows: Iterable[Iterable[Any]], name_of: Callable[[Any], str | None] | None = None) -> frozenset:
+    """A whole result: its rows, each once, in no order."""
+    return frozenset(row_key(row, name_of) for row in rows)
+
+
+def same_result(answer: Iterable[Iterable[Any]], gold: Iterable[Iterable[Any]], name_of=None) -> bool:
+    """Whether an answer's rows are the gold rows (gold rows already normalised or plain values;
+    ``name_of`` names the answer's node ids)."""
+    return result_key(answer, name_of) == result_key(gold)
