@@ -152,3 +152,34 @@ def test_synthesis_keeps_the_query_of_the_language_that_gives_a_gold_result(stor
 
 def synthesizer_clauses(store):
     return ClauseSpace(store.schema(), question_literals(""), "")
+
+
+def test_synthesis_prefers_the_query_that_uses_the_questions_values(store):
+    """The first of Jessica's reviewed movies by title is also the one she rated 68: of the queries
+    giving it, the pair teaches the filter on the value the question states, not an order that
+    happens to agree."""
+    from graphraft.graph.loaders.questions import QAItem
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    load(store)
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
+    )
+    question = "which movie did [Jessica Thompson] rate 68"
+    first = Query(
+        Pattern(AnchorRef("p:jessica", ("Person",)), (Step("REVIEWED", True, ("Movie",)),), 1),
+        (),
+        Projection(("title",)),
+        Order("title"),
+        1,
+    )
+    clauses = ClauseSpace(store.schema(), question_literals(question), question)
+    found = reproduce(store, [first.pattern], clauses, result_key([["Cloud Atlas"]]), key_of).queries
+    assert first in found  # the order that happens to agree is among the queries giving the result
+    row = synthesizer.row_for(QAItem("q", question, None, (), 0, None, "train", extra={"rows": [["Cloud Atlas"]]}))
+    assert row.status == "ok" and row.cypher == (
+        'MATCH (a:Person {id: "p:jessica"})-[r1:REVIEWED]->(n1:Movie) WHERE r1.rating = 68 RETURN DISTINCT n1.id AS id'
+    )

@@ -31,7 +31,7 @@ from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
 from graphraft.synthesis.language import Query, render_query
-from graphraft.synthesis.literals import question_literals
+from graphraft.synthesis.literals import Literals, question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
@@ -200,7 +200,8 @@ class Synthesizer:
         schema = store.schema()
         refs = [a.ref for a in anchors]
         around = self.enumerator.all_patterns(refs, self.config.max_hops).candidates.values() if refs else []
-        clauses = ClauseSpace(schema, question_literals(item.question), item.question)
+        literals = question_literals(item.question)
+        clauses = ClauseSpace(schema, literals, item.question)
 
         def key(rows, names):
             return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
@@ -220,7 +221,7 @@ class Synthesizer:
                 f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
             )
             return
-        best = min(found.queries, key=simplicity)
+        best = min(found.queries, key=lambda query: simplicity(query, literals))
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
@@ -229,18 +230,22 @@ class Synthesizer:
         row.precision = row.recall = 1.0
 
 
-def simplicity(query: Query) -> tuple:
+def simplicity(query: Query, literals: Literals | None = None) -> tuple:
     """Which of several queries that give the same result a training pair teaches: one from the
     question's entities before one from a label (the entity the question names is why its answer
-    is what it is), then the shortest path, the fewest filters, properties, order and limit, then
-    the shortest text."""
+    is what it is), then the one using more of the values the question states (a filter on the
+    quoted summary, not an order that happens to keep the same row), then the shortest path, the
+    fewest clauses, the shortest text."""
+    stated = set(literals.numbers) | set(literals.strings) if literals else set()
+    used = sum(1 for item in query.filters if item.value in stated and not isinstance(item.value, bool))
+    used += query.limit is not None and query.limit != 1 and query.limit in stated
+    clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
+    clauses += query.limit is not None
     return (
         query.pattern.anchor.is_label_root,
+        -used,
         len(query.pattern.steps),
-        len(query.filters),
-        len(query.projection.properties),
-        query.order is not None,
-        query.limit is not None,
+        clauses,
         len(render_query(query)),
         render_query(query),
     )
