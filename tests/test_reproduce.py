@@ -183,3 +183,14 @@ def test_synthesis_prefers_the_query_that_uses_the_questions_values(store):
     assert row.status == "ok" and row.cypher == (
         'MATCH (a:Person {id: "p:jessica"})-[r1:REVIEWED]->(n1:Movie) WHERE r1.rating = 68 RETURN DISTINCT n1.id AS id'
     )
+
+
+def test_a_stated_value_counts_once_toward_the_pairs_choice():
+    """`LIMIT 2` uses the question's 2; a filter `released <> 2` beside it uses nothing more and
+    is one clause too many."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    literals = question_literals("the 2 newest movies")
+    plain = Query(MOVIE_ROOT, (), Projection(("released",)), Order("released", True), 2)
+    padded = Query(MOVIE_ROOT, (Filter(0, "released", "<>", 2),), Projection(("released",)), Order("released", True), 2)
+    assert min([padded, plain], key=lambda q: simplicity(q, literals)) == plain

@@ -237,13 +237,15 @@ def simplicity(query: Query, literals: Literals | None = None) -> tuple:
     quoted summary, not an order that happens to keep the same row), then the shortest path, the
     fewest clauses, the shortest text."""
     stated = set(literals.numbers) | set(literals.strings) if literals else set()
-    used = sum(1 for item in query.filters if item.value in stated and not isinstance(item.value, bool))
-    used += query.limit is not None and query.limit != 1 and query.limit in stated
+    # each stated value counts once: `born <> 5` beside `LIMIT 5` uses nothing more
+    used = {item.value for item in query.filters if item.value in stated and not isinstance(item.value, bool)}
+    if query.limit is not None and query.limit != 1 and query.limit in stated:
+        used.add(query.limit)
     clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
     clauses += query.limit is not None
     return (
         query.pattern.anchor.is_label_root,
-        -used,
+        -len(used),
         len(query.pattern.steps),
         clauses,
         len(render_query(query)),
