@@ -10,21 +10,27 @@ from facts_graph import ACTED_IN, MOVIES, load
 
 from graphraft.config import load_settings
 from graphraft.inference.generation import GeneratedQuery, QueryGenerator
-from graphraft.synthesis.language import render_query
 
 
 class Choosing(QueryGenerator):
-    """L1 that writes the first query of the question's space whose text is wanted (a stand-in
-    that knows the answer's query, so that what follows L1 is what is tested)."""
+    """L1 that writes the query of the question's space whose text is wanted (a stand-in that
+    knows the answer's query, so that what follows L1 is what is tested). It follows the wanted
+    text's tokens down the space's tree, so it finds it only if the space holds it."""
 
     def __init__(self, model, tokenizer, wanted: str):
         self.model, self.tokenizer, self.wanted = model, tokenizer, wanted
 
     def generate_many(self, questions, candidate_lists, num_beams=5, group=8, check=None):
+        tokens = tuple(self.tokenizer(self.wanted, add_special_tokens=False)["input_ids"]) + (
+            self.tokenizer.eos_token_id,
+        )
         out = []
         for space in candidate_lists:
-            found = [q for _, q in space.leaves() if render_query(q) == self.wanted]
-            out.append([GeneratedQuery(self.wanted, 0.0, 0, found[0])] if found else [])
+            node = space.radix()
+            while node is not None and node.sequence != tokens:
+                node = next((c for c in node.children if tokens[c.start : c.depth] == c.edge), None)
+            found = space.query_for(tokens) if node is not None else None
+            out.append([GeneratedQuery(self.wanted, 0.0, 0, found)] if found else [])
         return out
 
 
