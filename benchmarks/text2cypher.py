@@ -186,6 +186,7 @@ def prepare(shared: Path, out: Path, jar_cache: Path | None) -> None:
                         columns, rows = found
                         kept.append(
                             {
+                                "id": f"{database}-{number}",  # unique beside the other database's
                                 "question": row["question"],
                                 "answers": [],
                                 "type": row["type"],

@@ -119,3 +119,8 @@ def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):
     path.write_text(json.dumps({"question": "how many?", "rows": 3}) + "\n")
     with pytest.raises(InputFileError, match=r"questions.jsonl:1: 'rows' must be"):
         list(read_question_file(path))
+    path.write_text(
+        json.dumps({"question": "how many?", "rows": [[3]]}) + "\n" + json.dumps({"question": "x", "id": 7})
+    )
+    with pytest.raises(InputFileError, match=r"questions.jsonl:2: 'id' must be a non-empty string"):
+        list(read_question_file(path))

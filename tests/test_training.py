@@ -21,7 +21,7 @@ from graphraft.graph.loaders.questions import read_question_file
 from graphraft.inference.adapters import check_metadata, load_adapter, write_metadata
 from graphraft.inference.decoding.trie import candidate_sequences
 from graphraft.inference.generation import ConstrainedGenerator
-from graphraft.inference.prompts import l1_messages, prompt_ids
+from graphraft.inference.prompts import l1_messages, prompt_ids, schema_hint
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer, run_synthesis
 from graphraft.training.config import TrainConfig
@@ -62,7 +62,7 @@ def config(tmp_path, data, **overrides) -> TrainConfig:
         task="l1",
         base_model="tiny-random",
         graph=GRAPH,
-        data=[data],
+        data=data if isinstance(data, list) else [data],
         output_dir=tmp_path / "run",
         max_train_examples=48,
         validation_examples=8,
@@ -124,6 +124,10 @@ def test_a_mix_of_files_gives_each_its_share_and_the_rest_equal_hops(tmp_path):
         (None, ["g1-0", "g1-1", "g1-2"]),
         (0.5, ["r1-0", "r1-1"]),
     ]
+    # two files whose questions share ids would share their targets: a clear error instead
+    (tmp_path / "c.jsonl").write_text(generated[1].to_json() + "\n")
+    with pytest.raises(InputFileError, match=r"c.jsonl: question id 'g1-1' is also in .*a.jsonl"):
+        read_sources([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
 
 
 def test_targets_follow_the_wording_of_the_question_not_the_tie_break():
@@ -532,3 +536,104 @@ def test_l1_is_asked_with_the_prompt_it_was_trained_with_schema_line_included(tm
         assert asking(other).generator.prompt(rows[0].question) == prompt_ids(tokenizer, l1_messages(rows[0].question))
     finally:
         store.close()
+
+
+def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo_rows, settings, server):
+    """A synthesis file may name the graph it was made on (a mapping in `data`): its questions'
+    prompts carry that graph's schema line, and the per-epoch exact match asks each in its own
+    graph's query space (a question of the language in the language's space), scoring paths by
+    hop and the language apart."""
+    from facts_graph import load
+
+    from graphraft.graph.loaders.questions import read_question_file
+    from graphraft.models import tiny_random_model
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.training.trainer import ExactMatch, build_examples
+
+    facts = server.store("training-facts")
+    facts.clear()
+    load(facts)
+    asked = [
+        ("how many movies did [Keanu Reeves] act in", [[3]], "train"),
+        ("when was [Tom Hanks] born", [[1956]], "train"),
+        (
+            "which movies did [Lana Wachowski] direct",
+            [["The Matrix"], ["The Matrix Reloaded"], ["Cloud Atlas"]],
+            "train",
+        ),
+        ("how many movies did [Tom Hanks] act in", [[2]], "validation"),
+        ("when was [Carrie-Anne Moss] born", [[1967]], "validation"),
+    ]
+    questions = tmp_path / "facts.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": f"facts-{i}", "question": q, "rows": rows, "split": split}) + "\n"
+            for i, (q, rows, split) in enumerate(asked)
+        )
+    )
+    items = list(read_question_file(questions))
+    assert [item.qid for item in items] == [f"facts-{i}" for i in range(len(asked))]  # the file's own ids
+    out = tmp_path / "facts-rows.jsonl"
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(facts), PatternEnumerator(facts), SynthesisConfig(max_hops=1)
+    )
+    run_synthesis(synthesizer, items, out, meta={})
+    language = read_synthesis([out])
+    assert len(language) == len(asked) and all(row.query is not None for row in language)
+    demo_store = server.store(GRAPH)
+    try:
+        model, tokenizer = tiny_random_model(settings.home, seed=0)
+        demo = read_synthesis([demo_rows])[:4]
+        targets = choose_targets(demo + language)
+        # each question's prompt carries its own graph's schema line
+        stores = {GRAPH: demo_store, "training-facts": facts}
+        graph_of = {**{id(r): GRAPH for r in demo}, **{id(r): "training-facts" for r in language}}
+        hints = {g: schema_hint(s) for g, s in stores.items()}
+        settings_ = config(tmp_path, demo_rows, max_length=400)
+        examples, _ = build_examples(
+            settings_,
+            stores,
+            graph_of,
+            tokenizer,
+            settings.home,
+            demo + language,
+            [],
+            targets,
+            lambda row: hints[graph_of[id(row)]],
+        )
+        prompts = [
+            tokenizer.decode([t for t, m in zip(e["input_ids"], e["completion_mask"]) if not m]) for e in examples
+        ]
+        assert all("WRITTEN_BY" in p and "ACTED_IN" not in p for p in prompts[: len(demo)])
+        assert all("ACTED_IN" in p and "WRITTEN_BY" not in p for p in prompts[len(demo) :])
+        # validation: the language's questions in their graph's space, the paths among theirs
+        judge = ExactMatch(demo_store, demo, targets, 2, 8, groups=[(facts, None, language)])
+        result = judge(model, tokenizer)
+        written = dict((row.qid, text) for row, text in judge.written)
+        assert set(written) == {r.qid for r in demo + language}
+        for row in language:  # a query of the facts graph: its anchors' ids or its labels
+            assert re.search(r'\{id: "[pm]:|\(n0:(Person|Movie)\)', written[row.qid]), written[row.qid]
+        for row in demo:
+            assert written[row.qid] is None or "Person" not in written[row.qid]
+        right = [written[r.qid] == targets[r.qid] for r in language]
+        assert result["exact_match_language"] == sum(right) / len(right)
+        assert {k for k in result if k.endswith("hop")} == {f"exact_match_{r.hops}hop" for r in demo}
+        # and train() does the same from the config: a file that names its graph
+        summary = train(
+            config(
+                tmp_path,
+                [str(demo_rows), {"path": str(out), "graph": "training-facts"}],
+                schema_hints=True,
+                epochs=1,
+                max_train_examples=16,
+                max_length=400,
+            ),
+            settings,
+        )
+        assert "exact_match_language" in summary["history"][-1] and "exact_match_1hop" in summary["history"][-1]
+    finally:
+        demo_store.close()
+        facts.clear()
+        facts.close()

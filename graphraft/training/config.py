@@ -28,8 +28,9 @@ class LoraSettings(BaseModel):
 
 
 class DataSource(BaseModel):
-    """A synthesis file, and optionally the share of the training examples drawn from it.
-    Written ``PATH`` or ``PATH@SHARE`` (a flag, a YAML string) or as a mapping."""
+    """A synthesis file, optionally the share of the training examples drawn from it and the
+    graph it was synthesised on. Written ``PATH`` or ``PATH@SHARE`` (a flag, a YAML string) or
+    as a mapping (``{path: ..., share: 0.3, graph: movies}``: the only way to name a graph)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -38,6 +39,9 @@ class DataSource(BaseModel):
     share: float | None = Field(
         None, gt=0, le=1, description="Fraction of max_train_examples from this file (its rows repeat if too few)."
     )
+    # one adapter can learn from several graphs (MetaQA's paths beside a movies graph's
+    # properties): each file's validation questions are asked on their own graph
+    graph: str | None = Field(None, description="The graph this file was synthesised on (unset: the config's graph).")
 
     @model_validator(mode="before")
     @classmethod

@@ -31,6 +31,14 @@ def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource,
         if not source.path.is_file():
             raise InputFileError(f"{source.path}: synthesis output not found (synthesize it first)")
         out.append((source, read_usable(source.path)))
+    seen: dict[str, Path] = {}
+    for source, rows in out:
+        for row in dict.fromkeys(row.qid for row in rows):
+            if seen.setdefault(row, source.path) != source.path:
+                raise InputFileError(
+                    f"{source.path}: question id {row!r} is also in {seen[row]}; give each file's questions "
+                    "their own ids (an 'id' field in the question file)"
+                )
     if not any(rows for _, rows in out):
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(str(s) for s, _ in out))
     return out
@@ -78,7 +86,10 @@ def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str)
 
 
 def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
-    return [tokenize_example(tokenizer, l1_messages(row.question, hint), targets[row.qid]) for row in rows]
+    """L1's examples; ``hint``: the schema line for every row, or a function of the row giving
+    its own (rows of several graphs)."""
+    hint_of = hint if callable(hint) else (lambda row: hint)
+    return [tokenize_example(tokenizer, l1_messages(row.question, hint_of(row)), targets[row.qid]) for row in rows]
 
 
 def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:

@@ -37,44 +37,80 @@ from graphraft.training.targets import choose_targets
 
 # ---------------------------------------------------------------------------------- data
 class ExactMatch:
-    """Exact-query match of L1's most likely candidate query on validation questions."""
+    """Exact-query match of L1's most likely query on validation questions: a path question
+    among the paths around its anchors, a question of the language (a row with a ``query``)
+    in its query space, searched as ``ask --language full`` does.
 
-    def __init__(self, store, rows, targets, max_hops: int, batch_size: int, hint=None, num_beams: int = 1):
+    ``store`` and ``hint`` serve every row; rows of other graphs (training on several) come
+    as ``groups``: more (store, hint, rows) triples, each asked on its own graph."""
+
+    def __init__(
+        self,
+        store,
+        rows,
+        targets,
+        max_hops: int,
+        batch_size: int,
+        hint=None,
+        num_beams: int = 1,
+        groups=(),
+    ):
+        parts = [(store, hint, list(rows))] if rows else []
+        parts += [(s, h, list(r)) for s, h, r in groups if r]
+        self.targets, self.batch_size, self.max_hops = targets, batch_size, max_hops
+        self.num_beams = num_beams  # 1: L1's most likely query; more: the top of `ask`'s search (the same)
+        self.groups = [(s, h, r, [self._space(s, row) for row in r]) for s, h, r in parts]
+        self.rows = [row for _, _, r, _ in self.groups for row in r]
+
+    def _space(self, store, row):
+        """The candidates' texts of a path row; for a row of the language, a function of the
+        tokenizer giving its query space (the tokenizer comes with the model)."""
         from graphraft.synthesis.enumeration import PatternEnumerator
 
-        enumerator = PatternEnumerator(store)
-        self.rows, self.targets, self.batch_size, self.hint = rows, targets, batch_size, hint
-        self.num_beams = num_beams  # 1: L1's most likely query; more: the top of `ask`'s search (the same)
-        self.candidates = [list(enumerator.all_patterns(row.refs, max_hops).candidates) for row in rows]
+        around = PatternEnumerator(store).all_patterns(row.refs, self.max_hops).candidates if row.refs else {}
+        if row.query is None:
+            return list(around)
+        from graphraft.inference.decoding.query_space import QuerySpace
+        from graphraft.synthesis.clauses import ClauseSpace
+        from graphraft.synthesis.literals import question_literals
+        from graphraft.synthesis.patterns import language_paths
 
-    def _write(self, model, tokenizer, start: int) -> list[str | None]:
+        schema = store.schema()
+        paths = language_paths(around.values(), row.refs, schema)
+        clauses = ClauseSpace(schema, question_literals(row.question), row.question)
+        return lambda tokenizer: QuerySpace(tokenizer, paths, clauses)
+
+    def _write(self, model, tokenizer, hint, batch, spaces) -> list[str | None]:
         from graphraft.inference.generation import ConstrainedGenerator
 
-        batch = self.rows[start : start + self.batch_size]
-        candidates = self.candidates[start : start + self.batch_size]
-        generator = ConstrainedGenerator(model, tokenizer, self.hint)
-        tops = generator.generate_many([r.question for r in batch], candidates, self.num_beams)
+        generator = ConstrainedGenerator(model, tokenizer, hint)
+        searched = [space(tokenizer) if callable(space) else space for space in spaces]
+        tops = generator.generate_many([r.question for r in batch], searched, self.num_beams)
         return [top[0].cypher if top else None for top in tops]
 
     def __call__(self, model, tokenizer) -> dict[str, float]:
         was_training = model.training
         model.eval()
-        hits, by_hop = 0, defaultdict(lambda: [0, 0])
-        self.mistakes = []
-        for start in range(0, len(self.rows), self.batch_size):
-            batch = self.rows[start : start + self.batch_size]
-            written = self._write(model, tokenizer, start)
-            for row, query in zip(batch, written):
-                ok = query == self.targets[row.qid]
-                if not ok:
-                    self.mistakes.append((row.question, self.targets[row.qid], query))
-                hits += ok
-                by_hop[row.hops][0] += ok
-                by_hop[row.hops][1] += 1
+        hits, by_hop, by_kind = 0, defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
+        self.mistakes, self.written = [], []  # (question, target, written) of each miss; (row, written) of each
+        for _, hint, rows, spaces in self.groups:
+            for start in range(0, len(rows), self.batch_size):
+                batch = rows[start : start + self.batch_size]
+                written = self._write(model, tokenizer, hint, batch, spaces[start : start + self.batch_size])
+                for row, query in zip(batch, written):
+                    self.written.append((row, query))
+                    ok = query == self.targets[row.qid]
+                    if not ok:
+                        self.mistakes.append((row.question, self.targets[row.qid], query))
+                    hits += ok
+                    tally = by_kind["language"] if row.query is not None else by_hop[row.hops]
+                    tally[0] += ok
+                    tally[1] += 1
         if was_training:
             model.train()
         result = {"exact_match": hits / len(self.rows) if self.rows else 0.0}
         result.update({f"exact_match_{h}hop": v[0] / v[1] for h, v in sorted(by_hop.items())})
+        result.update({f"exact_match_{k}": v[0] / v[1] for k, v in by_kind.items()})
         return result
 
 
@@ -188,12 +224,18 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         }
     )
     model, tokenizer = load_base(config, settings.home)
-    store = open_store(settings, config.graph)
+    # each file's graph (the config's unless the file names its own); its rows are asked there
+    graph_of = {id(row): source.graph or config.graph for source, part in sources for row in part}
+    stores: dict[str | None, Any] = {}
     try:
-        hint = schema_hint(store) if config.schema_hints else None
+        for graph in dict.fromkeys(graph_of.values()):
+            stores[graph] = open_store(settings, graph)
+        hints = {g: schema_hint(s) if config.schema_hints else None for g, s in stores.items()}
+        hint = hints.get(config.graph, next(iter(hints.values())))
         targets = choose_targets(rows)
+        hint_of = lambda row: hints[graph_of[id(row)]]  # noqa: E731
         train_examples, val_examples = build_examples(
-            config, store, tokenizer, settings.home, train_rows, val_rows, targets, hint
+            config, stores, graph_of, tokenizer, settings.home, train_rows, val_rows, targets, hint_of
         )
         for part, examples in (("training", train_examples), ("validation", val_examples)):
             if not examples:  # the trainer would stop with a bare StopIteration
@@ -201,12 +243,11 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
                     f"no {part} examples in {', '.join(map(str, config.data))} (the split keeps ~10 % of the "
                     f"questions for validation; examples over max_length={config.max_length} tokens are left out)"
                 )
-        # L1 is judged by the exact match of its top query after each epoch
-        judge = (
-            ExactMatch(store, val_rows, targets, config.max_hops, config.eval_batch_size, hint)
-            if config.task == "l1"
-            else None
-        )
+        # L1 is judged by the exact match of its top query after each epoch, each question on its graph
+        judge = None
+        if config.task == "l1":
+            groups = [(s, hints[g], [r for r in val_rows if graph_of[id(r)] == g]) for g, s in stores.items()]
+            judge = ExactMatch(None, [], targets, config.max_hops, config.eval_batch_size, groups=groups)
         checkpoints = Path(config.output_dir) / "checkpoints"
         history: list[dict[str, Any]] = []
         trainer = make_trainer(
@@ -225,7 +266,8 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         has_checkpoint = checkpoints.exists() and any(checkpoints.glob("checkpoint-*"))
         result = trainer.train(resume_from_checkpoint=True if resume and has_checkpoint else None)
     finally:
-        store.close()
+        for opened in stores.values():
+            opened.close()
     adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint)
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
@@ -248,16 +290,26 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     return summary
 
 
-def build_examples(config: TrainConfig, store, tokenizer, home: Path, train_rows, val_rows, targets, hint):
-    """Tokenised (training, validation) examples for the task, those longer than max_length left out."""
+def build_examples(
+    config: TrainConfig, stores, graph_of, tokenizer, home: Path, train_rows, val_rows, targets, hint_of
+):
+    """Tokenised (training, validation) examples for the task, those longer than max_length left
+    out. ``stores``: graph -> store; ``graph_of``: id(row) -> its graph; ``hint_of``: row -> L1's
+    schema line (None without schema hints)."""
     if config.task == "l1":
-        train_examples = l1_examples(tokenizer, train_rows, targets, hint)
-        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint)
+        train_examples = l1_examples(tokenizer, train_rows, targets, hint_of)
+        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint_of)
     else:
-        l1_top = L1TopQueries(config, home, store) if config.l1_adapter else None
-        train_l2 = l2_rows(store, train_rows, config, tokenizer, l1_top)
-        val_l2 = l2_rows(store, val_rows[:200], config, tokenizer, l1_top)
-        del l1_top  # frees L1 before training
+        train_l2, val_l2 = [], []
+        for graph, store in stores.items():  # L2's evidence comes from each question's own graph
+            train_part = [r for r in train_rows if graph_of[id(r)] == graph]
+            val_part = [r for r in val_rows[:200] if graph_of[id(r)] == graph]
+            if not train_part and not val_part:
+                continue
+            l1_top = L1TopQueries(config, home, store) if config.l1_adapter else None
+            train_l2 += l2_rows(store, train_part, config, tokenizer, l1_top)
+            val_l2 += l2_rows(store, val_part, config, tokenizer, l1_top)
+            del l1_top  # frees L1 before training
         train_examples, val_examples = (
             [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"]) for r in part]
             for part in (train_l2, val_l2)

@@ -65,7 +65,7 @@ def read_question_file(path: Path, split: str | None = None, validation_fraction
         if split is not None and item_split != split:
             continue
         yield QAItem(
-            qid=f"{path.stem}-{number}",
+            qid=extra.pop("id", None) or f"{path.stem}-{number}",
             question=question,
             mention=bracketed_mention(question),
             answers=tuple(a.strip() for a in answers if a.strip()),
@@ -87,7 +87,9 @@ def _jsonl_questions(path: Path) -> Iterator[tuple]:
             answers = [answers]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise InputFileError(f"{path}:{number}: 'answers' must be a list of strings")
-        extra = {key: row[key] for key in ("answer_ids", "rows", "cypher", "category", "split") if key in row}
+        extra = {key: row[key] for key in ("id", "answer_ids", "rows", "cypher", "category", "split") if key in row}
+        if not isinstance(extra.get("id", ""), str) or extra.get("id") == "":
+            raise InputFileError(f"{path}:{number}: 'id' must be a non-empty string")
         if "rows" in extra and not (
             isinstance(extra["rows"], list) and all(isinstance(r, list) for r in extra["rows"]) and extra["rows"]
         ):
