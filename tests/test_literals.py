@@ -15,7 +15,10 @@ from graphraft.synthesis.literals import Literals, mentioned_values, question_li
         ("Which movies have the tagline 'Speed has no limits'?", (), ("Speed has no limits",)),
         ('Titles containing "Matrix" or “Reloaded” from 1999', (1999,), ("Matrix", "Reloaded")),
         ("Keanu Reeves' movies with O'Brien", (), ()),  # apostrophes are not quotes
-        ("films of the 1990s by R2D2 in 'the 80s'", (), ("the 80s",)),  # numbers inside words and quotes are not
+        ("films by R2D2 in 'the 80s' of 1999", (1999,), ("the 80s",)),  # numbers inside words and quotes are not
+        # a decade states its range's bounds, in its place among the others; '90s names no century
+        ("the 3 films of the 1990s after 1995, the '90s", (3, 1990, 2000, 1995), ()),
+        ("100s of 1960s, 1995s", (1960, 1970), ()),
         ("", (), ()),
     ],
 )

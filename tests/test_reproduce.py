@@ -33,6 +33,10 @@ CASES = {
         "which movies came out after 2000 and when",
         Query(MOVIE_ROOT, (Filter(0, "released", ">", 2000),), Projection(("released",))),
     ),
+    "a decade as a range": (
+        "which movies came out in the 2000s",
+        Query(MOVIE_ROOT, (Filter(0, "released", "<", 2010), Filter(0, "released", ">=", 2000))),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

@@ -1,10 +1,12 @@
 """The values a question states, which are all a query's filters and limits may say.
 
-Numbers (``2000``, ``3.5``, ``1,000``) and quoted text (``'Speed has no limits'``, ``"Matrix"``,
-typographic quotes too) are read from the question's characters, in any language; nothing here
-knows a word of English. A property with few values (the schema lists them) may also be
-compared with one of its values that the question spells out (``France``), found by looking
-the values up in the question, not the question's words up in a list."""
+Numbers (``2000``, ``3.5``, ``1,000``; a decade, ``1960s``, states its first year and the next
+decade's, the bounds of its range; ``'90s`` names no century and states nothing) and quoted
+text (``'Speed has no limits'``, ``"Matrix"``, typographic quotes too) are read from the
+question's characters, in any language; nothing here knows a word of English. A property
+with few values (the schema lists them) may also be compared with one of its values that the
+question spells out (``France``), found by looking the values up in the question, not the
+question's words up in a list."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 
 from graphraft.synthesis.language import MAX_LIMIT, Value
 
+# a four-digit year of tens followed by "s": the decade starting there
+_DECADE = re.compile(r"(?<![\w.])(\d{3}0)s(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 # a single quote opens only where no letter is before it and closes only where none is after
 # it: "Keanu Reeves' movies" and "O'Brien" hold no quotation
@@ -34,10 +38,14 @@ def question_literals(question: str) -> Literals:
     """The numbers and quoted strings of a question, each once, in the order they appear."""
     strings = [next(group for group in match.groups() if group) for match in _QUOTED.finditer(question)]
     unquoted = _QUOTED.sub(" ", question)
-    numbers: list[int | float] = []
-    for match in _NUMBER.finditer(unquoted):
+    found: list[tuple[int, list[int | float]]] = []  # (where, its numbers)
+    for match in _DECADE.finditer(unquoted):
+        start = int(match.group(1))
+        found.append((match.start(), [start, start + 10]))  # >= 1960 AND < 1970
+    for match in _NUMBER.finditer(_DECADE.sub(lambda m: " " * len(m.group(0)), unquoted)):
         text = match.group(0).replace(",", "")
-        numbers.append(float(text) if "." in text else int(text))
+        found.append((match.start(), [float(text) if "." in text else int(text)]))
+    numbers = [n for _, values in sorted(found, key=lambda f: f[0]) for n in values]
     return Literals(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(s.strip() for s in strings if s.strip())))
 
 
