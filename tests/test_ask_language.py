@@ -73,6 +73,18 @@ def test_a_label_root_needs_no_entity(asker):
     assert answer.values == expected and [a.id for a in answer.answers] == [row["id"] for row in expected]
 
 
+def test_another_node_beside_the_target_is_answered_row_by_row(asker):
+    """Each movie after 2000 with each of its actors: a row per pair, the actor by id."""
+    wanted = (
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) WHERE n1.released > 2000 "
+        "RETURN DISTINCT n1.id AS id, n0.id AS id_0"
+    )
+    answer = asker(wanted).ask("which movies after 2000 had which actors in them")
+    assert answer.queries[0].cypher == wanted
+    pairs = {(m, p) for p, m in ACTED_IN if MOVIES[m]["released"] > 2000}
+    assert {(row["id"], row["id_0"]) for row in answer.values} == pairs and len(answer.values) == len(pairs)
+
+
 def test_the_retrievers_hand_over_value_rows(asker):
     """A value answer reaches a LangChain document per row (its text the row, the row in its
     metadata), not the nodes of a lower query."""

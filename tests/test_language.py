@@ -116,6 +116,27 @@ CASES = {
         "WHERE n2 <> a AND n2.born > 1965 RETURN DISTINCT n2.id AS id",
         {(p,) for p, m in ACTED_IN if m in acted("p:keanu") and p != "p:keanu" and PEOPLE[p].get("born", 0) > 1965},
     ),
+    "other nodes of the path beside the target": (
+        Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 1),
+            (Filter(1, "released", ">", 2000),),
+            Projection(("title",), others=((0, None), (0, "born"))),
+        ),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) WHERE n1.released > 2000 "
+        "RETURN DISTINCT n1.id AS id, n1.title AS title, n0.id AS id_0, n0.born AS born_0",
+        {(m, MOVIES[m]["title"], p, PEOPLE[p]["born"]) for p, m in ACTED_IN if MOVIES[m]["released"] > 2000},
+    ),
+    "ordered by another node's property": (
+        Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 0),
+            projection=Projection(others=((1, "released"),)),
+            order=Order("released_1", True),
+            limit=1,
+        ),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN DISTINCT n0.id AS id, n1.released AS released_1 "
+        "ORDER BY released_1 DESC LIMIT 1",
+        {max(((p, MOVIES[m]["released"]) for p, m in ACTED_IN), key=lambda row: row[1])},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -192,6 +213,11 @@ def test_literals_are_escaped_and_typed():
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count"), order=Order("count")),
         lambda: Query(Pattern(KEANU, (ACTED,), 1), limit=0),
         lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(1, "b", "=", 1), Filter(1, "a", "=", 1))),  # unordered
+        lambda: Projection(aggregate="count", others=((0, None),)),  # an aggregate has nothing beside it
+        lambda: Projection(others=((1, "born"), (0, "born"))),  # along the path
+        lambda: Projection(("born_0",), others=((0, "born"),)),  # two columns of one name
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((1, None),))),  # the target
+        lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((2, None),))),  # no node 2
         lambda: Pattern(KEANU, (ACTED,), 0),  # an anchor with steps asks for what it reaches
         lambda: Pattern(KEANU, (ACTED,) * 4, 4),
         lambda: Pattern(KEANU, (), 0, end_anchor=LANA),
@@ -214,6 +240,7 @@ def _decisions(query: Query) -> list:
     projection = query.projection
     out += [("aggregate", projection.aggregate, projection.group, projection.key)]
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
+    out += [("other", item) for item in projection.others] + [("end of others",)]
     return out + [("order", query.order), ("limit", query.limit)]
 
 
@@ -239,6 +266,9 @@ def _queries() -> list[Query]:
         projections = [Projection(), Projection(("born",)), Projection(("born", "name")), Projection(aggregate="count")]
         projections += [Projection(aggregate="max", key="born")]
         projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
+        beside = [n for n in nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]
+        projections += [Projection(others=((n, None),)) for n in beside]
+        projections += [Projection(("born",), others=((n, None), (n, "born"))) for n in beside]
         for filters, projection in product(filter_sets, projections):
             orders = [None] + [Order(column, d) for column in projection.columns[1:] for d in (False, True)]
             if projection.aggregate and projection.group is None:
@@ -295,6 +325,10 @@ def _written(query: Query) -> list[int]:
         length += len(f", {target}.{key} AS {alias(key)}")
         out.append(length)
     out.append(length)  # the end of the properties
+    for node, key in projection.others:
+        length += len(f", {pattern.variable(node)}.{key or 'id'} AS {key or 'id'}_{node}")
+        out.append(length)
+    out.append(length)  # the end of the others
     if query.order is not None:
         length += len(f" ORDER BY {alias(query.order.by)} {'DESC' if query.order.descending else 'ASC'}")
     out.append(length)

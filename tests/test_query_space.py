@@ -130,6 +130,9 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
             assert item.value is None or item.value in values
         target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
         assert set(query.projection.properties) <= set(target_keys)
+        for node, key in query.projection.others:  # other nodes of the path, never an anchor
+            assert node != query.pattern.target and query.pattern.variable(node) not in ("a", "b")
+            assert key is None or key in clauses.properties(query.pattern.labels_of(node))
         assert query.limit is None or query.limit in literals.limits
 
 

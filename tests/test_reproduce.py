@@ -37,6 +37,14 @@ CASES = {
         "which movies came out in the 2000s",
         Query(MOVIE_ROOT, (Filter(0, "released", "<", 2010), Filter(0, "released", ">=", 2000))),
     ),
+    "another node beside the target": (
+        "which movies after 2000 had which actors in them",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (ACTED,), 1),
+            (Filter(1, "released", ">", 2000),),
+            Projection(others=((0, None),)),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

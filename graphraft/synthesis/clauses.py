@@ -32,6 +32,9 @@ from graphraft.synthesis.language import (
     filter_piece,
     limit_piece,
     order_piece,
+    other_column,
+    other_order,
+    other_piece,
     path_conditions_piece,
     property_piece,
     returns_piece,
@@ -45,8 +48,8 @@ TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 
 @dataclass(frozen=True)
 class Partial:
-    """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "order",
-    "limit", "end")."""
+    """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "others",
+    "order", "limit", "end")."""
 
     pattern: Pattern
     stage: str = "start"
@@ -69,6 +72,7 @@ class ClauseSpace:
     question: str = ""
     max_filters: int = 2
     max_properties: int = 2
+    max_others: int = 2  # columns of other nodes beside the target
 
     def __post_init__(self) -> None:
         # made once each: the search asks again at every node it expands below a path
@@ -155,6 +159,16 @@ class ClauseSpace:
         out += [(Projection(aggregate=fn, key=key, group=g), "order") for g in groups for fn, key in aggregates]
         return out
 
+    def other_columns(self, pattern: Pattern) -> list[tuple[int, str | None]]:
+        """What may be returned beside the target from the path's other nodes (not its anchors,
+        whose values the question states): each node itself, then each of its properties."""
+        out: list[tuple[int, str | None]] = []
+        for node in range(len(pattern.steps) + 1):
+            if node == pattern.target or pattern.variable(node) in ("a", "b"):
+                continue
+            out += [(node, None)] + [(node, key) for key in self.properties(pattern.labels_of(node))]
+        return sorted(out, key=other_order)
+
     # -- the choices, one clause after another -------------------------------------------------
     def start(self, patterns: Iterable[Pattern]) -> list[Partial]:
         return [Partial(pattern) for pattern in patterns]
@@ -184,7 +198,7 @@ class ClauseSpace:
             return out
         if stage == "properties":
             projection = partial.projection or Projection()
-            out = [("", replace(partial, stage="order"))]
+            out = [("", replace(partial, stage="others"))]
             if len(projection.properties) < self.max_properties:
                 chosen = projection.properties
                 taken = {alias(k) for k in chosen} | {"id"}
@@ -193,6 +207,17 @@ class ClauseSpace:
                         out.append(
                             (property_piece(pattern, key), replace(partial, projection=Projection(chosen + (key,))))
                         )
+            return out
+        if stage == "others":
+            projection = partial.projection or Projection()
+            out = [("", replace(partial, stage="order"))]
+            if len(projection.others) < self.max_others:
+                last = other_order(projection.others[-1]) if projection.others else None
+                taken = set(projection.aliases)
+                for item in self.other_columns(pattern):
+                    if (last is None or other_order(item) > last) and other_column(*item) not in taken:
+                        decided = Projection(projection.properties, others=projection.others + (item,))
+                        out.append((other_piece(pattern, *item), replace(partial, projection=decided)))
             return out
         if stage == "order":
             out = [("", replace(partial, stage="limit"))]

@@ -9,9 +9,10 @@ target) and the clauses that follow it, each decided after the one before::
 - filters: ``<var>.<key> <op> <literal>`` on any node (``n1.released > 2000``) or relationship
   (``r1.rating >= 80``) of the path, op one of ``OPERATORS``; ``IS NULL`` / ``IS NOT NULL``;
 - the projection: the target's ids (``DISTINCT n1.id AS id``) and any of its properties
-  (``, n1.born AS born``); ``count(DISTINCT n1) AS count``; ``min|max|avg|sum(n1.key) AS
-  min|max|avg|sum``; an aggregate per another node of the path (``n0.id AS id, count(DISTINCT
-  n1) AS count``);
+  (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
+  (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie); ``count(DISTINCT n1) AS
+  count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum``; an aggregate per another node of
+  the path (``n0.id AS id, count(DISTINCT n1) AS count``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``.
 
 Values are written as Cypher literals by the renderer (escaped); they come from the question
@@ -88,16 +89,24 @@ class Filter:
         return 2 * self.element - (1 if self.relationship else 0)
 
 
+def other_column(node: int, key: str | None) -> str:
+    """The column name of another node of the path beside the target (``id_0``: node 0 itself)
+    or of its property (``born_0``)."""
+    return f"{alias(key) if key is not None else 'id'}_{node}"
+
+
 @dataclass(frozen=True, order=True)
 class Projection:
-    """What a query returns. Nodes: the target's ids and ``properties`` of it. An aggregate
-    (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of their property ``key``),
-    per node ``group`` of the path when given."""
+    """What a query returns. Nodes: the target's ids and ``properties`` of it, and ``others``:
+    other nodes of the path beside it, ``(node, None)`` the node itself, ``(node, key)`` its
+    property. An aggregate (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of
+    their property ``key``), per node ``group`` of the path when given."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
     key: str | None = None
     group: int | None = None
+    others: tuple[tuple[int, str | None], ...] = ()
 
     def __post_init__(self) -> None:
         if self.aggregate is None:
@@ -105,27 +114,37 @@ class Projection:
                 raise ValueError("a key or a group goes with an aggregate")
             if list(self.properties) != sorted(self.properties):
                 raise ValueError("properties are returned in the order of their keys")
-            if len({alias(key) for key in self.properties} | {"id"}) != len(self.properties) + 1:
+            if list(self.others) != sorted(set(self.others), key=other_order):
+                raise ValueError("other nodes' columns are returned once each, along the path")
+            names = {alias(key) for key in self.properties} | {other_column(*o) for o in self.others} | {"id"}
+            if len(names) != len(self.properties) + len(self.others) + 1:
                 raise ValueError("a property is returned once, under a column name of its own")
             return
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {self.aggregate!r}")
-        if self.properties:
+        if self.properties or self.others:
             raise ValueError("an aggregate returns no properties beside it")
         if (self.aggregate == "count") != (self.key is None):
             raise ValueError("count counts nodes; min, max, avg and sum take a property")
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """What it returns: ``id``, then the properties' keys or the aggregate's name."""
+        """What it returns: ``id``, then the properties' keys and the other nodes' columns, or
+        the aggregate's name."""
         if self.aggregate is None:
-            return ("id", *self.properties)
+            return ("id", *self.properties, *(other_column(*o) for o in self.others))
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
 
     @property
     def aliases(self) -> tuple[str, ...]:
         """The names of the columns it returns, as the query names them."""
         return tuple(alias(column) for column in self.columns)
+
+
+def other_order(item: tuple[int, str | None]) -> tuple:
+    """Where another node's column is written: along the path, the node itself before its properties."""
+    node, key = item
+    return (node, key is not None, key or "")
 
 
 @dataclass(frozen=True, order=True)
@@ -151,6 +170,9 @@ class Query:
                 raise ValueError(f"no node {item.element} on the path")
         if list(self.filters) != sorted(set(self.filters), key=filter_order):
             raise ValueError("filters are given once each, in their order along the path")
+        for node, _ in self.projection.others:
+            if not 0 <= node < nodes or node == self.pattern.target:
+                raise ValueError("other columns come from another node of the path")
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
             raise ValueError("an aggregate is grouped by another node of the path")
@@ -180,6 +202,8 @@ class Query:
                 "key": self.projection.key,
                 "group": self.projection.group,
             }
+            if self.projection.others:
+                data["projection"]["others"] = [list(item) for item in self.projection.others]
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
         if self.limit is not None:
@@ -201,6 +225,7 @@ class Query:
                 projection.get("aggregate"),
                 projection.get("key"),
                 projection.get("group"),
+                tuple((int(node), key) for node, key in projection.get("others", ())),
             )
             if projection
             else Projection(),
@@ -259,6 +284,12 @@ def property_piece(pattern: Pattern, key: str) -> str:
     return f", {pattern.variable(pattern.target)}.{quote_identifier(key)} AS {alias(key)}"
 
 
+def other_piece(pattern: Pattern, node: int, key: str | None) -> str:
+    """Another node of the path returned beside the target: itself (its ids) or a property."""
+    value = f"{pattern.variable(node)}.{quote_identifier(key) if key is not None else 'id'}"
+    return f", {value} AS {other_column(node, key)}"
+
+
 def order_piece(order: Order) -> str:
     return f" ORDER BY {alias(order.by)} {'DESC' if order.descending else 'ASC'}"
 
@@ -278,6 +309,7 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
     for index, item in enumerate(query.filters):
         text += filter_piece(query, item, first=index == 0 and not path_conditions(pattern))
     text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
+    text += "".join(other_piece(pattern, node, key) for node, key in query.projection.others)
     if query.order is not None:
         text += order_piece(query.order)
     if query.limit is not None:

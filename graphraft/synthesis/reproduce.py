@@ -16,6 +16,7 @@ over-counted."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +28,7 @@ from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.records import NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.clauses import ClauseSpace
-from graphraft.synthesis.language import Filter, Order, Projection, Query, alias, filter_order, render_query
+from graphraft.synthesis.language import Filter, Order, Projection, Query, filter_order, render_query
 from graphraft.synthesis.patterns import Pattern
 
 #: a path and filters whose bindings exceed this are not worked through (their queries are skipped)
@@ -52,16 +53,19 @@ def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter
 
 def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
     """Every projection of the clause space: the aggregates, and ids with up to
-    ``max_properties`` properties (one column name each)."""
+    ``max_properties`` properties and ``max_others`` other nodes' columns (one column name each)."""
     keys = sorted(clauses.properties(pattern.labels_of(pattern.target)))
+    others = clauses.other_columns(pattern)
     for projection, following in clauses.projections(pattern):
         if following != "properties":
             yield projection
             continue
         for size in range(clauses.max_properties + 1):
             for chosen in itertools.combinations(keys, size):
-                if len({alias(k) for k in chosen} | {"id"}) == size + 1:
-                    yield Projection(chosen)
+                for count in range(clauses.max_others + 1):
+                    for beside in itertools.combinations(others, count):
+                        with contextlib.suppress(ValueError):  # two columns of one name
+                            yield Projection(chosen, others=beside)
 
 
 def _keys_of(clauses: ClauseSpace, pattern: Pattern) -> dict[str, list[str]]:
@@ -157,6 +161,15 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     the distinct target nodes of the bindings, when already known)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
+    if projection.aggregate is None and projection.others:
+        beside = [(pattern.variable(node), key or "id") for node, key in projection.others]
+        return list(
+            dict.fromkeys(
+                (b[target].get("id"), *(b[target].get(k) for k in projection.properties))
+                + tuple(b[variable].get(key) for variable, key in beside)
+                for b in bindings
+            )
+        )
     if projection.aggregate is None:
         if targets is None:
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
@@ -194,8 +207,9 @@ def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
     """Whether a projection can give rows as wide as the gold's (a row's values counted once: an
     id named like one of the properties beside it counts once)."""
     if projection.aggregate is None:
-        width = len(projection.properties) + 1
-        return any(w in (width - 1, width) for w in widths)
+        width = len(projection.properties) + len(projection.others) + 1
+        nodes = 1 + sum(key is None for _, key in projection.others)  # each may be named beside it
+        return any(width - nodes <= w <= width for w in widths)
     if projection.group is None:
         return rows == 1 and widths == {1}
     return any(w in (1, 2) for w in widths)
