@@ -137,6 +137,13 @@ CASES = {
         "ORDER BY released_1 DESC LIMIT 1",
         {max(((p, MOVIES[m]["released"]) for p, m in ACTED_IN), key=lambda row: row[1])},
     ),
+    "the first k by a property not returned": (
+        Query(
+            Pattern(MOVIE_ROOT, (), 0), projection=Projection(("title",)), order=Order("released", before=True), limit=2
+        ),
+        "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 2 RETURN n0.id AS id, n0.title AS title",
+        {(m, MOVIES[m]["title"]) for m in sorted(MOVIES, key=lambda m: MOVIES[m]["released"])[:2]},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -214,6 +221,19 @@ def test_literals_are_escaped_and_typed():
         lambda: Query(Pattern(KEANU, (ACTED,), 1), limit=0),
         lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(1, "b", "=", 1), Filter(1, "a", "=", 1))),  # unordered
         lambda: Projection(aggregate="count", others=((0, None),)),  # an aggregate has nothing beside it
+        # an order before the projection returns the target's ids and properties only
+        lambda: Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 1),
+            projection=Projection(aggregate="count", group=0),
+            order=Order("born", before=True),
+            limit=1,
+        ),
+        lambda: Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 1),
+            projection=Projection(others=((0, None),)),
+            order=Order("born", before=True),
+            limit=1,
+        ),
         lambda: Projection(others=((1, "born"), (0, "born"))),  # along the path
         lambda: Projection(("born_0",), others=((0, "born"),)),  # two columns of one name
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((1, None),))),  # the target
@@ -236,8 +256,12 @@ def _decisions(query: Query) -> list:
     for step in pattern.steps:
         out += [("step", step.type, step.outgoing), ("node", step.labels)]
     out.append(("target", pattern.target))
-    out += [("filter", f) for f in query.filters] + [("end of filters",)]
+    out += [("filter", f) for f in query.filters]
     projection = query.projection
+    if query.order is not None and query.order.before:  # decided where the filters end
+        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None)]
+        return out + [("property", key) for key in projection.properties] + [("end of properties",)]
+    out += [("end of filters",)]
     out += [("aggregate", projection.aggregate, projection.group, projection.key)]
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("other", item) for item in projection.others] + [("end of others",)]
@@ -275,6 +299,9 @@ def _queries() -> list[Query]:
                 orders = [None]
             for order, limit in product(orders, (None, 3)):
                 found.append(Query(pattern, filters, projection, order, limit))
+            if projection.aggregate is None and not projection.others and pattern.target != 0:
+                for key, descending in product(("born", "name"), (False, True)):
+                    found.append(Query(pattern, filters, projection, Order(key, descending, before=True), 3))
     return found
 
 
@@ -315,10 +342,22 @@ def _written(query: Query) -> list[int]:
         length += len(filter_piece(query, item, first=not conditions))
         conditions = conditions + [item]
         out.append(length)
-    length += len(" RETURN ")
-    out.append(length)  # the end of the filters
     target = pattern.variable(pattern.target)
     projection = query.projection
+    if query.order is not None and query.order.before:
+        order = query.order
+        length += len(f" WITH DISTINCT {target} ORDER BY {target}.{order.by} {'DESC' if order.descending else 'ASC'}")
+        out.append(length)  # the order before
+        length += len(f" LIMIT {query.limit}")
+        out.append(length)
+        length += len(f" RETURN {target}.id AS id")
+        out.append(length)
+        for key in projection.properties:
+            length += len(f", {target}.{key} AS {alias(key)}")
+            out.append(length)
+        return out + [length]  # the end of the properties
+    length += len(" RETURN ")
+    out.append(length)  # the end of the filters
     length += len(returns_piece(query)) - len(" RETURN ")
     out.append(length)
     for key in projection.properties:

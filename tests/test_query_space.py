@@ -130,6 +130,8 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
             assert item.value is None or item.value in values
         target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
         assert set(query.projection.properties) <= set(target_keys)
+        if query.order is not None and query.order.before:  # ordered by a key of the target
+            assert query.order.by in target_keys and query.limit is not None
         for node, key in query.projection.others:  # other nodes of the path, never an anchor
             assert node != query.pattern.target and query.pattern.variable(node) not in ("a", "b")
             assert key is None or key in clauses.properties(query.pattern.labels_of(node))

@@ -45,6 +45,10 @@ CASES = {
             Projection(others=((0, None),)),
         ),
     ),
+    "the first k by a property not returned": (
+        "the 2 oldest movies",
+        Query(MOVIE_ROOT, (), Projection(), Order("released", before=True), 2),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

@@ -28,6 +28,7 @@ from graphraft.synthesis.language import (
     Projection,
     Query,
     alias,
+    before_piece,
     filter_order,
     filter_piece,
     limit_piece,
@@ -49,7 +50,8 @@ TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 @dataclass(frozen=True)
 class Partial:
     """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "others",
-    "order", "limit", "end")."""
+    "order", "limit", "end"; with an order before the projection, "returns" is followed by
+    "before-limit" and "before-returns")."""
 
     pattern: Pattern
     stage: str = "start"
@@ -195,10 +197,22 @@ class ClauseSpace:
             for projection, following in self.projections(pattern):
                 decided = replace(partial, projection=projection, stage=following)
                 out.append((returns_piece(decided.query()), decided))
+            if self.literals.limits and not (pattern.target == 0 and not pattern.anchor.is_label_root):
+                # the first k target nodes by a property that is not returned
+                for key in self.properties(pattern.labels_of(pattern.target)):
+                    for descending in (False, True):
+                        order = Order(key, descending, before=True)
+                        out.append((before_piece(pattern, order), replace(partial, order=order, stage="before-limit")))
             return out
+        if stage == "before-limit":
+            return [(limit_piece(k), replace(partial, limit=k, stage="before-returns")) for k in self.literals.limits]
+        if stage == "before-returns":
+            decided = replace(partial, projection=Projection(), stage="properties")
+            return [(returns_piece(decided.query()), decided)]
         if stage == "properties":
             projection = partial.projection or Projection()
-            out = [("", replace(partial, stage="others"))]
+            before = partial.order is not None and partial.order.before
+            out = [("", replace(partial, stage="end" if before else "others"))]
             if len(projection.properties) < self.max_properties:
                 chosen = projection.properties
                 taken = {alias(k) for k in chosen} | {"id"}

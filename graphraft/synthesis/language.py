@@ -13,7 +13,10 @@ target) and the clauses that follow it, each decided after the one before::
   (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie); ``count(DISTINCT n1) AS
   count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum``; an aggregate per another node of
   the path (``n0.id AS id, count(DISTINCT n1) AS count``);
-- ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``.
+- ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
+  or the target nodes ordered (and limited) by a property of theirs that is not returned, before
+  what is returned: ``WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 3 RETURN n0.id AS id``
+  (Cypher reads no variable but the returned ones after a ``RETURN DISTINCT``).
 
 Values are written as Cypher literals by the renderer (escaped); they come from the question
 or from the database (``clauses.py``), never from model text: model output is mapped back to a
@@ -151,6 +154,8 @@ def other_order(item: tuple[int, str | None]) -> tuple:
 class Order:
     by: str  # a column the projection returns (a property's key, or the aggregate's name)
     descending: bool = False
+    #: ordered before the projection: ``by`` is a property key of the target, not returned
+    before: bool = False
 
 
 @dataclass(frozen=True, order=True)
@@ -176,7 +181,10 @@ class Query:
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
             raise ValueError("an aggregate is grouped by another node of the path")
-        if self.order is not None and self.order.by not in self.projection.columns[1:]:
+        if self.order is not None and self.order.before:
+            if self.projection.aggregate is not None or self.projection.others:
+                raise ValueError("an order before the projection returns the target's ids and properties only")
+        elif self.order is not None and self.order.by not in self.projection.columns[1:]:
             raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")
         if self.order is not None and self.projection.aggregate and group is None:
             raise ValueError("one aggregate row has nothing to order")
@@ -206,6 +214,8 @@ class Query:
                 data["projection"]["others"] = [list(item) for item in self.projection.others]
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
+            if self.order.before:
+                data["order"]["before"] = True
         if self.limit is not None:
             data["limit"] = self.limit
         return data
@@ -229,7 +239,7 @@ class Query:
             )
             if projection
             else Projection(),
-            Order(order["by"], bool(order["descending"])) if order else None,
+            Order(order["by"], bool(order["descending"]), bool(order.get("before", False))) if order else None,
             data.get("limit"),
         )
 
@@ -268,6 +278,8 @@ def returns_piece(query: Query) -> str:
     ``property_piece``), or the aggregate (per its group's ids)."""
     projection, pattern = query.projection, query.pattern
     target = pattern.variable(pattern.target)
+    if query.order is not None and query.order.before:
+        return f" RETURN {target}.id AS id"  # the nodes are distinct already
     if projection.aggregate is None:
         return f" RETURN DISTINCT {target}.id AS id"
     if projection.aggregate == "count":
@@ -290,6 +302,13 @@ def other_piece(pattern: Pattern, node: int, key: str | None) -> str:
     return f", {value} AS {other_column(node, key)}"
 
 
+def before_piece(pattern: Pattern, order: Order) -> str:
+    """The target nodes, each once, ordered by a property of theirs before the projection."""
+    target = pattern.variable(pattern.target)
+    direction = "DESC" if order.descending else "ASC"
+    return f" WITH DISTINCT {target} ORDER BY {target}.{quote_identifier(order.by)} {direction}"
+
+
 def order_piece(order: Order) -> str:
     return f" ORDER BY {alias(order.by)} {'DESC' if order.descending else 'ASC'}"
 
@@ -308,10 +327,13 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
     text = path_text(pattern, graph_label) + path_conditions_piece(pattern)
     for index, item in enumerate(query.filters):
         text += filter_piece(query, item, first=index == 0 and not path_conditions(pattern))
+    before = query.order is not None and query.order.before
+    if before:
+        text += before_piece(pattern, query.order) + (limit_piece(query.limit) if query.limit is not None else "")
     text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
     text += "".join(other_piece(pattern, node, key) for node, key in query.projection.others)
-    if query.order is not None:
+    if query.order is not None and not before:
         text += order_piece(query.order)
-    if query.limit is not None:
+    if query.limit is not None and not before:
         text += limit_piece(query.limit)
     return text

@@ -303,4 +303,20 @@ def reproduce(
                             candidate = Query(pattern, filters, projection, Order(column, descending), limit)
                             if confirm(candidate) and first:
                                 return found
+            # the first k target nodes by a property not returned (an order before the projection)
+            if len(gold) >= len(targets) or len(gold) not in clauses.literals.limits:
+                continue
+            plain = [p for p in shaped if p.aggregate is None and not p.others]
+            if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
+                continue
+            for key in clauses.properties(pattern.labels_of(pattern.target)):
+                for descending in (False, True):
+                    ordered = _ordered([(t.get(key), t) for t in targets], 0, descending)
+                    kept_nodes = [t for _, t in ordered[: len(gold)]]
+                    for projection in plain:
+                        top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
+                        if result_key(top, names) == gold:
+                            order = Order(key, descending, before=True)
+                            if confirm(Query(pattern, filters, projection, order, len(gold))) and first:
+                                return found
     return found
