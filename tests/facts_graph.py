@@ -16,6 +16,7 @@ MOVIES = {
     "m:johnny": {"title": "Johnny Mnemonic", "released": 1995},
     "m:castaway": {"title": "Cast Away", "released": 2000, "tagline": "At the edge of the world"},
     "m:cloud": {"title": "Cloud Atlas", "released": 2012, "tagline": "Everything is connected"},
+    "m:thatthing": {"title": "That Thing You Do", "released": 1996},  # Tom Hanks acted in it and directed it
 }
 ACTED_IN = [
     ("p:keanu", "m:matrix"),
@@ -25,8 +26,9 @@ ACTED_IN = [
     ("p:carrie", "m:reloaded"),
     ("p:tom", "m:castaway"),
     ("p:tom", "m:cloud"),
+    ("p:tom", "m:thatthing"),
 ]
-DIRECTED = [("p:lana", "m:matrix"), ("p:lana", "m:reloaded"), ("p:lana", "m:cloud")]
+DIRECTED = [("p:lana", "m:matrix"), ("p:lana", "m:reloaded"), ("p:lana", "m:cloud"), ("p:tom", "m:thatthing")]
 REVIEWED = [("p:jessica", "m:matrix", 95), ("p:jessica", "m:cloud", 68), ("p:jessica", "m:reloaded", 61)]
 
 NODES = [NodeRecord(i, ("Person",), dict(p)) for i, p in PEOPLE.items()] + [

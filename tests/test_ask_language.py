@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from facts_graph import ACTED_IN, MOVIES, load
+from facts_graph import ACTED_IN, DIRECTED, MOVIES, load
 
 from graphraft.config import load_settings
 from graphraft.inference.generation import GeneratedQuery, QueryGenerator
@@ -83,6 +83,14 @@ def test_another_node_beside_the_target_is_answered_row_by_row(asker):
     assert answer.queries[0].cypher == wanted
     pairs = {(m, p) for p, m in ACTED_IN if MOVIES[m]["released"] > 2000}
     assert {(row["id"], row["id_0"]) for row in answer.values} == pairs and len(answer.values) == len(pairs)
+
+
+def test_a_path_back_to_its_root_is_answered(asker):
+    """The same person acted in and directed the movie: a label root's closed path, no entity."""
+    wanted = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n0.id AS id"
+    answer = asker(wanted).ask("who acted in a movie they directed")
+    assert answer.queries[0].cypher == wanted
+    assert [a.id for a in answer.answers] == sorted({p for p, m in ACTED_IN if (p, m) in DIRECTED})
 
 
 def test_the_retrievers_hand_over_value_rows(asker):

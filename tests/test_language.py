@@ -31,6 +31,7 @@ ACTED = Step("ACTED_IN", True, ("Movie",))
 ACTED_BACK = Step("ACTED_IN", False, ("Person",))
 DIRECTS = Step("DIRECTED", True, ("Movie",))
 REVIEWS = Step("REVIEWED", True, ("Movie",))
+DIRECTED_BY = Step("DIRECTED", False, ("Person",))
 
 
 def acted(person):
@@ -144,6 +145,11 @@ CASES = {
         "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 2 RETURN n0.id AS id, n0.title AS title",
         {(m, MOVIES[m]["title"]) for m in sorted(MOVIES, key=lambda m: MOVIES[m]["released"])[:2]},
     ),
+    "a path back to its root: the same person acted in and directed the movie": (
+        Query(Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), 1, closed=True), projection=Projection(others=((0, None),))),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n1.id AS id, n0.id AS id_0",
+        {(m, p) for p, m in ACTED_IN if (p, m) in DIRECTED},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -241,6 +247,10 @@ def test_literals_are_escaped_and_typed():
         lambda: Pattern(KEANU, (ACTED,), 0),  # an anchor with steps asks for what it reaches
         lambda: Pattern(KEANU, (ACTED,) * 4, 4),
         lambda: Pattern(KEANU, (), 0, end_anchor=LANA),
+        lambda: Pattern(PEOPLE_ROOT, (ACTED,), 1, closed=True),  # a closed path has two steps or more
+        lambda: Pattern(PEOPLE_ROOT, (ACTED, ACTED_BACK), 2, closed=True),  # its last node is the root
+        lambda: Pattern(PEOPLE_ROOT, (ACTED, REVIEWS), 1, closed=True),  # which must have the root's labels
+        lambda: Query(Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), 1, closed=True), (Filter(2, "born", ">", 1),)),
     ],
 )
 def test_what_is_not_in_the_language_is_refused(make):
@@ -248,13 +258,40 @@ def test_what_is_not_in_the_language_is_refused(make):
         make()
 
 
+def test_label_roots_come_back_to_the_root_along_another_relationship():
+    """From the schema: two steps back to the root's label, asking for the root or the node
+    between; never back over the same kind of relationship the other way round (two
+    relationships between the same nodes), but a relationship between two nodes of one label
+    may be walked on (each follows the other)."""
+    from graphraft.graph.schema import GraphSchema, SchemaPattern
+    from graphraft.synthesis.patterns import label_roots
+
+    links = [("Person", "ACTED_IN", "Movie"), ("Person", "DIRECTED", "Movie"), ("Person", "FOLLOWS", "Person")]
+    schema = GraphSchema(
+        labels={"Person": 5, "Movie": 5},
+        relationship_types={t: 1 for _, t, _ in links},
+        patterns=[SchemaPattern(source=s, type=t, target=e, count=1) for s, t, e in links],
+    )
+    closed = {render(p) for p in label_roots(schema) if p.closed}
+    assert render(Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), 1, closed=True)) in closed
+    assert render(Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), 0, closed=True)) in closed
+    assert "MATCH (n0:Movie)<-[r1:DIRECTED]-(n1:Person)-[r2:ACTED_IN]->(n0) RETURN DISTINCT n1.id AS id" in closed
+    follows = Step("FOLLOWS", True, ("Person",))
+    assert render(Pattern(PEOPLE_ROOT, (follows, follows), 1, closed=True)) in closed
+    assert not any("[r1:ACTED_IN]->(n1:Movie)<-[r2:ACTED_IN]-" in text for text in closed)
+    assert not any("[r1:FOLLOWS]->(n1:Person)<-[r2:FOLLOWS]-" in text for text in closed)
+    # both orders of two kinds, two roots, two targets; and each way round the FOLLOWS loop
+    assert len(closed) == 2 * 2 * 2 + 2 * 2
+
+
 def _decisions(query: Query) -> list:
     """What L1 decides, in order: the root, each step and node, the target, each filter along
     the path, the projection, the order, the limit."""
     pattern = query.pattern
     out: list = [("root", pattern.anchor)]
-    for step in pattern.steps:
-        out += [("step", step.type, step.outgoing), ("node", step.labels)]
+    for index, step in enumerate(pattern.steps, 1):
+        back = pattern.closed and index == len(pattern.steps)
+        out += [("step", step.type, step.outgoing), ("the root again",) if back else ("node", step.labels)]
     out.append(("target", pattern.target))
     out += [("filter", f) for f in query.filters]
     projection = query.projection
@@ -278,10 +315,12 @@ def _queries() -> list[Query]:
         Pattern(PEOPLE_ROOT, (), 0),
         Pattern(PEOPLE_ROOT, (ACTED,), 0),
         Pattern(PEOPLE_ROOT, (ACTED,), 1),
+        Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), 1, closed=True),
+        Pattern(PEOPLE_ROOT, (ACTED, ACTED_BACK), 1),
     ]
     found = []
     for pattern in paths:
-        nodes = range(len(pattern.steps) + 1)
+        nodes = pattern.nodes
         filter_sets = (
             [()]
             + [sorted_filters(chosen) for chosen in ((Filter(n, "born", ">", 1960),) for n in nodes)]

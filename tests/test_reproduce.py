@@ -49,6 +49,13 @@ CASES = {
         "the 2 oldest movies",
         Query(MOVIE_ROOT, (), Projection(), Order("released", before=True), 2),
     ),
+    "a path back to its root": (
+        "which movies did the same person act in and direct, and who",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (ACTED, Step("DIRECTED", False, ("Person",))), 1, closed=True),
+            projection=Projection(others=((0, None),)),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

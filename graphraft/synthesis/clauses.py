@@ -136,9 +136,9 @@ class ClauseSpace:
         if not pattern.anchor.is_label_root:
             anchors.add(0)
         found = []
-        for node in range(len(pattern.steps) + 1):
-            if node >= 1:
-                found += self.relationship_filters(pattern, node)
+        for step in range(1, len(pattern.steps) + 1):
+            found += self.relationship_filters(pattern, step)
+        for node in pattern.nodes:
             if node not in anchors:
                 found += self.node_filters(pattern, node)
         return sorted(found, key=filter_order)
@@ -153,11 +153,7 @@ class ClauseSpace:
         numeric = [k for k, info in self.properties(pattern.labels_of(target)).items() if info.type in NUMERIC]
         aggregates = [("count", None)] + [(fn, key) for key in numeric for fn in AGGREGATES[1:]]
         out += [(Projection(aggregate=fn, key=key), "end") for fn, key in aggregates]
-        groups = [
-            node
-            for node in range(len(pattern.steps) + 1)
-            if node != target and pattern.variable(node) not in ("a", "b")
-        ]
+        groups = [node for node in pattern.nodes if node != target and pattern.variable(node) not in ("a", "b")]
         out += [(Projection(aggregate=fn, key=key, group=g), "order") for g in groups for fn, key in aggregates]
         return out
 
@@ -165,7 +161,7 @@ class ClauseSpace:
         """What may be returned beside the target from the path's other nodes (not its anchors,
         whose values the question states): each node itself, then each of its properties."""
         out: list[tuple[int, str | None]] = []
-        for node in range(len(pattern.steps) + 1):
+        for node in pattern.nodes:
             if node == pattern.target or pattern.variable(node) in ("a", "b"):
                 continue
             out += [(node, None)] + [(node, key) for key in self.properties(pattern.labels_of(node))]

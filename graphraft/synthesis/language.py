@@ -167,7 +167,7 @@ class Query:
     limit: int | None = None
 
     def __post_init__(self) -> None:
-        nodes, hops = len(self.pattern.steps) + 1, len(self.pattern.steps)
+        nodes, hops = len(self.pattern.nodes), len(self.pattern.steps)
         for item in self.filters:
             if item.relationship and not 1 <= item.element <= hops:
                 raise ValueError(f"no relationship {item.element} on the path")

@@ -50,6 +50,9 @@ class Pattern:
     steps: tuple[Step, ...]
     target: int  # index of the target node on the path; the anchor is node 0
     end_anchor: AnchorRef | None = None  # the last node, when the path ends at a second anchor
+    #: the last step comes back to the root (``(n0:Person)-[r1:WROTE]->(n1:Movie)<-[r2:DIRECTED]-(n0)``:
+    #: the same person wrote and directed the movie); the last node is the root, not a node of its own
+    closed: bool = False
 
     def __post_init__(self) -> None:
         if len(self.steps) > MAX_HOPS:
@@ -69,10 +72,22 @@ class Pattern:
                 raise ValueError("the target cannot be the second anchor")
             if self.end_anchor.is_label_root:
                 raise ValueError("a second anchor is a node, by id")
+        if self.closed:
+            if len(self.steps) < 2 or self.end_anchor is not None:
+                raise ValueError("a closed path has at least two steps and comes back to its root")
+            if set(self.steps[-1].labels) != set(self.anchor.labels):
+                raise ValueError("a closed path's last step reaches a node of the root's labels")
+            if self.target == len(self.steps):
+                raise ValueError("the last node of a closed path is its root")
 
     @property
     def hops(self) -> int:
         return len(self.steps)
+
+    @property
+    def nodes(self) -> range:
+        """The indices of the path's distinct nodes (a closed path's last node is its root)."""
+        return range(len(self.steps) + (0 if self.closed else 1))
 
     @property
     def anchor_ids(self) -> tuple[str, ...]:
@@ -85,14 +100,14 @@ class Pattern:
 
     def variable(self, node: int) -> str:
         """The variable of the path's ``node``-th node (0: the root)."""
-        if node == 0:
+        if node == 0 or (self.closed and node == len(self.steps)):
             return self.root_variable
         if node == len(self.steps) and self.end_anchor is not None:
             return "b"
         return f"n{node}"
 
     def labels_of(self, node: int) -> tuple[str, ...]:
-        if node == 0:
+        if node == 0 or (self.closed and node == len(self.steps)):
             return self.anchor.labels
         if node == len(self.steps) and self.end_anchor is not None:
             return self.end_anchor.labels
@@ -105,7 +120,8 @@ class Pattern:
         for index, step in enumerate(self.steps, 1):
             arrow = f"-[:{step.type}]->" if step.outgoing else f"<-[:{step.type}]-"
             mark = "*" if index == self.target else ""
-            parts.append(f"{arrow}({mark}{label_expression(step.labels)})")
+            end = "root" if self.closed and index == len(self.steps) else label_expression(step.labels)
+            parts.append(f"{arrow}({mark}{end})")
         return "(" + parts[0] + ")" + "".join(parts[1:])
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,6 +132,7 @@ class Pattern:
             "end_anchor": (
                 {"id": self.end_anchor.id, "labels": list(self.end_anchor.labels)} if self.end_anchor else None
             ),
+            **({"closed": True} if self.closed else {}),
         }
 
     @classmethod
@@ -128,6 +145,7 @@ class Pattern:
             tuple(Step(s["type"], bool(s["outgoing"]), tuple(s["labels"])) for s in data["steps"]),
             int(data["target"]),
             anchor(data.get("end_anchor")),
+            bool(data.get("closed", False)),
         )
 
 
@@ -178,6 +196,8 @@ def path_text(pattern: Pattern, graph_label: str | None = None) -> str:
         text.append(f"-{rel}->" if step.outgoing else f"<-{rel}-")
         if index == last and pattern.end_anchor is not None:
             text.append(_node("b", pattern.end_anchor.labels, pattern.end_anchor.id))
+        elif index == last and pattern.closed:
+            text.append(f"({pattern.root_variable})")
         else:
             text.append(_node(f"n{index}", step.labels))
     return "MATCH " + "".join(text)
@@ -229,15 +249,27 @@ def executable(pattern: Pattern, store) -> str:
 
 
 def label_roots(schema) -> list[Pattern]:
-    """Queries rooted at a label: every label's nodes, and one step from them along each
-    relationship the schema has for that label, asking for either end."""
+    """Queries rooted at a label: every label's nodes; one step from them along each
+    relationship the schema has for that label, asking for either end; and two steps that come
+    back to the root along another relationship (the same person wrote and directed a movie;
+    two people who follow each other), asking for the root or the node between."""
     found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
+    steps: dict[str, list[Step]] = {}  # a label -> the steps the schema has from its nodes
     for link in schema.patterns:
         for root, step in (
             (link.source, Step(link.type, True, (link.target,))),
             (link.target, Step(link.type, False, (link.source,))),
         ):
             found += [Pattern(AnchorRef(None, (root,)), (step,), target) for target in (0, 1)]
+            steps.setdefault(root, []).append(step)
+    for root, first_steps in steps.items():
+        for first in first_steps:
+            for back in steps.get(first.labels[0], []):
+                # back to the root, not over the same kind of relationship the other way round
+                # (that would need two relationships between the same two nodes)
+                if back.labels != (root,) or (back.type == first.type and back.outgoing != first.outgoing):
+                    continue
+                found += [Pattern(AnchorRef(None, (root,)), (first, back), target, closed=True) for target in (0, 1)]
     return list(dict.fromkeys(found))
 
 

@@ -71,7 +71,7 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
 def _keys_of(clauses: ClauseSpace, pattern: Pattern) -> dict[str, list[str]]:
     """For each variable of the path, the property keys a filter or a projection may read."""
     keys = {}
-    for node in range(len(pattern.steps) + 1):
+    for node in pattern.nodes:
         keys[pattern.variable(node)] = sorted(clauses.properties(pattern.labels_of(node)))
     for step in range(1, len(pattern.steps) + 1):
         kind = pattern.steps[step - 1].type
