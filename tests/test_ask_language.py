@@ -93,6 +93,17 @@ def test_a_path_back_to_its_root_is_answered(asker):
     assert [a.id for a in answer.answers] == sorted({p for p, m in ACTED_IN if (p, m) in DIRECTED})
 
 
+def test_a_node_without_a_kind_of_relationship_is_answered(asker):
+    """Who acted but never directed: an existence test from the schema, no entity."""
+    wanted = (
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) WHERE NOT (n0)-[:DIRECTED]->(:Movie) RETURN DISTINCT n0.id AS id"
+    )
+    answer = asker(wanted).ask("who acted in a movie but never directed one")
+    assert answer.queries[0].cypher == wanted
+    directors = {p for p, _ in DIRECTED}
+    assert sorted(a.id for a in answer.answers) == sorted({p for p, _ in ACTED_IN} - directors)
+
+
 def test_the_retrievers_hand_over_value_rows(asker):
     """A value answer reaches a LangChain document per row (its text the row, the row in its
     metadata), not the nodes of a lower query."""

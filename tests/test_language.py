@@ -150,6 +150,11 @@ CASES = {
         "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n1.id AS id, n0.id AS id_0",
         {(m, p) for p, m in ACTED_IN if (p, m) in DIRECTED},
     ),
+    "a node with no relationship of a kind: who never directed": (
+        Query(Pattern(PEOPLE_ROOT, (ACTED,), 0), (Filter(0, "DIRECTED", "NOT EXISTS", "Movie", outgoing=True),)),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) WHERE NOT (n0)-[:DIRECTED]->(:Movie) RETURN DISTINCT n0.id AS id",
+        {(p,) for p, _ in ACTED_IN if p not in {d for d, _ in DIRECTED}},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -247,6 +252,9 @@ def test_literals_are_escaped_and_typed():
         lambda: Pattern(KEANU, (ACTED,), 0),  # an anchor with steps asks for what it reaches
         lambda: Pattern(KEANU, (ACTED,) * 4, 4),
         lambda: Pattern(KEANU, (), 0, end_anchor=LANA),
+        lambda: Filter(0, "DIRECTED", "NOT EXISTS", "Movie"),  # an existence test has a direction
+        lambda: Filter(0, "born", ">", 1960, outgoing=True),  # and only it
+        lambda: Filter(1, "DIRECTED", "NOT EXISTS", "Movie", relationship=True, outgoing=True),  # on a node
         lambda: Pattern(PEOPLE_ROOT, (ACTED,), 1, closed=True),  # a closed path has two steps or more
         lambda: Pattern(PEOPLE_ROOT, (ACTED, ACTED_BACK), 2, closed=True),  # its last node is the root
         lambda: Pattern(PEOPLE_ROOT, (ACTED, REVIEWS), 1, closed=True),  # which must have the root's labels
@@ -325,6 +333,7 @@ def _queries() -> list[Query]:
             [()]
             + [sorted_filters(chosen) for chosen in ((Filter(n, "born", ">", 1960),) for n in nodes)]
             + [sorted_filters((Filter(0, "born", ">", 1960), Filter(n, "released", "=", 1999))) for n in nodes if n]
+            + [(Filter(n, "DIRECTED", "NOT EXISTS", "Movie", outgoing=True),) for n in nodes if n == 0]
         )
         projections = [Projection(), Projection(("born",)), Projection(("born", "name")), Projection(aggregate="count")]
         projections += [Projection(aggregate="max", key="born")]

@@ -56,6 +56,13 @@ CASES = {
             projection=Projection(others=((0, None),)),
         ),
     ),
+    "a node with no relationship of a kind": (
+        "who acted but never directed",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (ACTED,), 0),
+            (Filter(0, "DIRECTED", "NOT EXISTS", "Movie", outgoing=True),),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

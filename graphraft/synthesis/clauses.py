@@ -111,11 +111,25 @@ class ClauseSpace:
             out += [(key, op, None) for op in NULL_TESTS]
         return out
 
+    def links(self, labels: Sequence[str]) -> list[tuple[str, bool, str]]:
+        """(type, outgoing, the other end's label) of every relationship the schema has for a
+        node of these labels: what a node may be said to lack (``NOT (n0)-[:ACTED_IN]->(:Movie)``)."""
+        found = []
+        for link in self.schema.patterns:
+            if link.source in labels:
+                found.append((link.type, True, link.target))
+            if link.target in labels:
+                found.append((link.type, False, link.source))
+        return sorted(set(found))
+
     def node_filters(self, pattern: Pattern, node: int) -> list[Filter]:
         labels = pattern.labels_of(node)
         if labels not in self._node_filters:
             self._node_filters[labels] = self._comparisons(self.properties(labels))
-        return [Filter(node, key, op, value) for key, op, value in self._node_filters[labels]]
+        found = [Filter(node, key, op, value) for key, op, value in self._node_filters[labels]]
+        return found + [
+            Filter(node, kind, "NOT EXISTS", other, outgoing=outgoing) for kind, outgoing, other in self.links(labels)
+        ]
 
     def relationship_filters(self, pattern: Pattern, step: int) -> list[Filter]:
         kind = pattern.steps[step - 1].type

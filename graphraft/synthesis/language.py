@@ -8,6 +8,7 @@ target) and the clauses that follow it, each decided after the one before::
 
 - filters: ``<var>.<key> <op> <literal>`` on any node (``n1.released > 2000``) or relationship
   (``r1.rating >= 80``) of the path, op one of ``OPERATORS``; ``IS NULL`` / ``IS NOT NULL``;
+  a node with no relationship of a kind (``NOT (n0)-[:ACTED_IN]->(:Movie)``: who never acted);
 - the projection: the target's ids (``DISTINCT n1.id AS id``) and any of its properties
   (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
   (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie); ``count(DISTINCT n1) AS
@@ -37,7 +38,10 @@ Value = str | int | float | bool
 COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
 STRING_OPERATORS = ("CONTAINS", "STARTS WITH")
 NULL_TESTS = ("IS NULL", "IS NOT NULL")
-OPERATORS = COMPARISONS + STRING_OPERATORS + NULL_TESTS
+#: ``NOT (var)-[:TYPE]->(:Label)``: the node has no such relationship (the key is the type, the
+#: value the label at its other end, ``outgoing`` its direction)
+EXISTENCE = ("NOT EXISTS",)
+OPERATORS = COMPARISONS + STRING_OPERATORS + NULL_TESTS + EXISTENCE
 AGGREGATES = ("count", "min", "max", "avg", "sum")
 #: the most rows a query may ask for with LIMIT
 MAX_LIMIT = 1000
@@ -70,17 +74,23 @@ def literal(value: Value) -> str:
 @dataclass(frozen=True, order=True)
 class Filter:
     """``<element>.<key> <op> <value>``. ``element``: a node's place on the path (0: the root),
-    or with ``relationship`` a step's (1: the first relationship)."""
+    or with ``relationship`` a step's (1: the first relationship). ``NOT EXISTS``: the node has
+    no relationship of type ``key`` in direction ``outgoing`` to a node of label ``value``."""
 
     element: int
     key: str
     op: str
     value: Value | None = None
     relationship: bool = False
+    outgoing: bool | None = None  # an existence test's direction
 
     def __post_init__(self) -> None:
         if self.op not in OPERATORS:
             raise ValueError(f"unknown operator {self.op!r}")
+        if (self.op in EXISTENCE) != (self.outgoing is not None):
+            raise ValueError("a direction goes with an existence test, and only with it")
+        if self.op in EXISTENCE and (self.relationship or not isinstance(self.value, str)):
+            raise ValueError("an existence test is on a node, towards a label")
         if (self.op in NULL_TESTS) != (self.value is None):
             raise ValueError(f"{self.op} takes {'no value' if self.op in NULL_TESTS else 'a value'}")
         if self.op in STRING_OPERATORS and not isinstance(self.value, str):
@@ -201,6 +211,7 @@ class Query:
         if self.filters:
             data["filters"] = [
                 {"element": f.element, "key": f.key, "op": f.op, "value": f.value, "relationship": f.relationship}
+                | ({"outgoing": f.outgoing} if f.outgoing is not None else {})
                 for f in self.filters
             ]
         if self.projection != Projection():
@@ -227,7 +238,14 @@ class Query:
         return cls(
             Pattern.from_dict(data["pattern"]),
             tuple(
-                Filter(int(f["element"]), f["key"], f["op"], f.get("value"), bool(f.get("relationship", False)))
+                Filter(
+                    int(f["element"]),
+                    f["key"],
+                    f["op"],
+                    f.get("value"),
+                    bool(f.get("relationship", False)),
+                    f.get("outgoing"),
+                )
                 for f in data.get("filters", ())
             ),
             Projection(
@@ -246,7 +264,7 @@ class Query:
 
 def filter_order(item: Filter) -> tuple:
     """Where a filter is written among the others: along the path, then by key, operator, value."""
-    return (item.place, item.key, item.op, str(type(item.value)), str(item.value))
+    return (item.place, item.key, item.op, str(type(item.value)), str(item.value), str(item.outgoing))
 
 
 def sorted_filters(filters) -> tuple[Filter, ...]:
@@ -269,7 +287,14 @@ def filter_piece(query: Query, item: Filter, first: bool) -> str:
     """One filter, after the conditions written before it (``first``: none were)."""
     variable = f"r{item.element}" if item.relationship else query.pattern.variable(item.element)
     subject = f"{variable}.{quote_identifier(item.key)}"
-    condition = f"{subject} {item.op}" if item.op in NULL_TESTS else f"{subject} {item.op} {literal(item.value)}"
+    if item.op in EXISTENCE:
+        link = f"[:{quote_identifier(item.key)}]"
+        link = f"-{link}->" if item.outgoing else f"<-{link}-"
+        condition = f"NOT ({variable}){link}(:{quote_identifier(str(item.value))})"
+    elif item.op in NULL_TESTS:
+        condition = f"{subject} {item.op}"
+    else:
+        condition = f"{subject} {item.op} {literal(item.value)}"
     return (" WHERE " if first else " AND ") + condition
 
 

@@ -28,8 +28,8 @@ from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.records import NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.clauses import ClauseSpace
-from graphraft.synthesis.language import Filter, Order, Projection, Query, filter_order, render_query
-from graphraft.synthesis.patterns import Pattern
+from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, filter_order, render_query
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 
 #: a path and filters whose bindings exceed this are not worked through (their queries are skipped)
 MAX_BINDINGS = 20_000
@@ -105,6 +105,23 @@ def _bindings(keys: dict[str, list[str]], rows: list[dict], names: dict[str, str
             binding[variable] = values
         out.append(binding)
     return out
+
+
+def _linked(
+    store: GraphStore, labels: tuple[str, ...], item: Filter, cache: dict, timeout_ms: int | None
+) -> set | None:
+    """The ids of the nodes of ``labels`` that have the relationship an existence test names
+    (None: the database did not say)."""
+    key = (labels, item.key, item.outgoing, item.value)
+    if key not in cache:
+        probe = Query(Pattern(AnchorRef(None, labels), (Step(item.key, bool(item.outgoing), (str(item.value),)),), 0))
+        try:
+            cache[key] = {
+                row["id"] for row in store.read(render_query(probe, store.graph_label), timeout_ms=timeout_ms)
+            }
+        except GraphRAFTError:
+            cache[key] = None
+    return cache[key]
 
 
 def _kind(value: Any) -> str | None:
@@ -269,6 +286,7 @@ def reproduce(
         target = pattern.variable(pattern.target)
         everything = frozenset(range(len(every)))
         kept: dict[Filter, frozenset[int]] = {}  # the bindings each filter keeps, found once
+        linked: dict[tuple, set] = {}  # the ids of a label's nodes that have a kind of relationship
         subsets: set[frozenset[int]] = set()  # filter sets that keep the same bindings give the same results
         for filters in filter_sets(clauses, pattern):
             if budget_s is not None and time.perf_counter() - started > budget_s:
@@ -278,7 +296,13 @@ def reproduce(
             for item in filters:
                 if item not in kept:
                     variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
-                    kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
+                    if item.op in EXISTENCE:
+                        having = _linked(store, pattern.labels_of(item.element), item, linked, timeout_ms)
+                        kept[item] = frozenset(
+                            i for i, b in enumerate(every) if having is not None and b[variable]["id"] not in having
+                        )
+                    else:
+                        kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
                 chosen = chosen & kept[item]
             if not chosen or chosen in subsets:
                 continue
