@@ -251,6 +251,7 @@ def reproduce(
     widths = {len(row) for row in gold}
     names: dict[str, str] = {}
     tried: set[str] = set()
+    linked: dict[tuple, set | None] = {}  # the ids of a label's nodes that have a kind of relationship
 
     def confirm(query: Query) -> bool:
         text = render_query(query)
@@ -286,7 +287,6 @@ def reproduce(
         target = pattern.variable(pattern.target)
         everything = frozenset(range(len(every)))
         kept: dict[Filter, frozenset[int]] = {}  # the bindings each filter keeps, found once
-        linked: dict[tuple, set] = {}  # the ids of a label's nodes that have a kind of relationship
         subsets: set[frozenset[int]] = set()  # filter sets that keep the same bindings give the same results
         for filters in filter_sets(clauses, pattern):
             if budget_s is not None and time.perf_counter() - started > budget_s:
@@ -309,7 +309,13 @@ def reproduce(
             subsets.add(chosen)
             bindings = [every[i] for i in sorted(chosen)]
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
+            limited = len(gold) in clauses.literals.limits
             for projection in shaped:
+                if projection.aggregate is None and (
+                    (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
+                    or (len(targets) < len(gold) and not projection.others)  # a row per target exactly
+                ):
+                    continue
                 query = Query(pattern, filters, projection)
                 full = rows_of(query, bindings, targets)
                 if len(full) == len(gold):
