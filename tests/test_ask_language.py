@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from facts_graph import ACTED_IN, DIRECTED, MOVIES, load
+from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, load
 
 from graphraft.config import load_settings
+from graphraft.evaluation.execution import answer_rows
 from graphraft.inference.generation import GeneratedQuery, QueryGenerator
 
 
@@ -83,6 +84,10 @@ def test_another_node_beside_the_target_is_answered_row_by_row(asker):
     assert answer.queries[0].cypher == wanted
     pairs = {(m, p) for p, m in ACTED_IN if MOVIES[m]["released"] > 2000}
     assert {(row["id"], row["id_0"]) for row in answer.values} == pairs and len(answer.values) == len(pairs)
+    # the actors are named too (answer.names), so the rows compare with a gold query's by name
+    named = {(MOVIES[m]["title"], PEOPLE[p]["name"]) for m, p in pairs}
+    assert {tuple(row) for row in answer_rows(answer, use_selection=False)} == named
+    assert all(answer.names[p] == PEOPLE[p]["name"] for _, p in pairs)
 
 
 def test_a_path_back_to_its_root_is_answered(asker):

@@ -26,6 +26,7 @@ from graphraft.inference.retrieval import execute, patterns_shown, textualise
 from graphraft.inference.selection import AnswerSelector
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.language import is_node_column
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import language_paths
@@ -59,6 +60,8 @@ class Answer(BaseModel):
     retrieved: list[AnswerNode] = Field(default_factory=list)  # every retrieved node, in query-score order
     #: the rows of the best query that returns values (properties, counts, aggregates), by column
     values: list[dict[str, Any]] = Field(default_factory=list)
+    #: the names of the nodes in ``values`` (their node columns, ``id`` and ``id_I``, hold ids)
+    names: dict[str, str] = Field(default_factory=dict)
     queries: list[QueryInfo] = Field(default_factory=list)
     anchors: list[dict[str, Any]] = Field(default_factory=list)
     mentions: list[str] = Field(default_factory=list)
@@ -308,6 +311,12 @@ class GraphRAFT:
             self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
         answer.values = _top_values(retrieval.runs)
+        answer.names = {
+            value: retrieval.nodes[value]["name"]
+            for row in answer.values
+            for column, value in row.items()
+            if is_node_column(column) and isinstance(value, str) and value in retrieval.nodes
+        }
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,

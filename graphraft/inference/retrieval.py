@@ -17,7 +17,7 @@ from graphraft.graph.records import NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.inference.generation import GeneratedQuery
 from graphraft.inference.prompts import DETAIL_CHARS
-from graphraft.synthesis.language import Query, render_query
+from graphraft.synthesis.language import Query, is_node_column, render_query
 from graphraft.synthesis.patterns import Pattern, executable
 
 HIDDEN_PROPERTIES = {"id", "name", NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY, "embedding"}
@@ -92,7 +92,17 @@ def execute(
                 result.order.append(node_id)
         run.seconds = time.perf_counter() - started
         result.runs.append(run)
-    for row in store.nodes_by_id(result.order, timeout_ms=deadline.limit_ms(timeout_ms, "reading the answers")):
+    # other nodes of the path a query returned beside its answers (``id_0``), to be named
+    beside = [
+        value
+        for run in result.runs
+        for row in run.rows
+        for column, value in row.items()
+        if column != "id" and is_node_column(column) and isinstance(value, str) and value not in seen
+    ]
+    beside = list(dict.fromkeys(beside))[:node_budget]
+    fetch = result.order + beside
+    for row in store.nodes_by_id(fetch, timeout_ms=deadline.limit_ms(timeout_ms, "reading the answers")):
         props = row["properties"]
         name = row["name"] if row["name"] is not None else row["id"]
         result.nodes[row["id"]] = {
@@ -165,7 +175,7 @@ def textualise(
             for row in run.rows:
                 cells = []
                 for column, value in row.items():
-                    node = retrieval.nodes.get(value) if column == "id" else None
+                    node = retrieval.nodes.get(value) if is_node_column(column) and isinstance(value, str) else None
                     cells.append(f"{column}: {node['name'] if node else value}")
                 block.append("- " + "; ".join(cells))
             run_nodes: list[str] = []

@@ -55,6 +55,12 @@ def alias(key: str) -> str:
     return word if word[0].isalpha() else "v" + word
 
 
+def is_node_column(column: str) -> bool:
+    """Whether a column of a query's rows holds nodes (as their ids): ``id`` (the target, or
+    the group of an aggregate) and ``id_I`` (the path's I-th node beside the target)."""
+    return column == "id" or re.fullmatch(r"id_\d+", column) is not None
+
+
 def literal(value: Value) -> str:
     """A value as Cypher text: strings quoted and escaped, booleans lower case, numbers as
     they are (a float always with its point, so that it is not read back as an integer)."""
