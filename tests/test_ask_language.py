@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, load
+from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, REVIEWED, load
 
 from graphraft.config import load_settings
 from graphraft.evaluation.execution import answer_rows
@@ -88,6 +88,21 @@ def test_another_node_beside_the_target_is_answered_row_by_row(asker):
     named = {(MOVIES[m]["title"], PEOPLE[p]["name"]) for m, p in pairs}
     assert {tuple(row) for row in answer_rows(answer, use_selection=False)} == named
     assert all(answer.names[p] == PEOPLE[p]["name"] for _, p in pairs)
+
+
+def test_a_relationships_property_is_answered(asker):
+    """The rating of each review, beside the movie, ordered by it: a property of the path's relationship."""
+    wanted = (
+        "MATCH (n0:Person)-[r1:REVIEWED]->(n1:Movie) RETURN DISTINCT n1.id AS id, r1.rating AS rating_r1 "
+        "ORDER BY rating_r1 DESC LIMIT 2"
+    )
+    answer = asker(wanted).ask("the 2 best-rated movies and their ratings")
+    assert answer.queries[0].cypher == wanted
+    expected = sorted(((m, r) for _, m, r in REVIEWED), key=lambda row: -row[1])[:2]
+    assert [(row["id"], row["rating_r1"]) for row in answer.values] == expected
+    assert [tuple(row) for row in answer_rows(answer, use_selection=False)] == [
+        (MOVIES[m]["title"], r) for m, r in expected
+    ]
 
 
 def test_a_path_back_to_its_root_is_answered(asker):

@@ -155,6 +155,17 @@ CASES = {
         "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) WHERE NOT (n0)-[:DIRECTED]->(:Movie) RETURN DISTINCT n0.id AS id",
         {(p,) for p, _ in ACTED_IN if p not in {d for d, _ in DIRECTED}},
     ),
+    "a relationship's property beside the target: the two best-rated reviews": (
+        Query(
+            Pattern(PEOPLE_ROOT, (REVIEWS,), 1),
+            projection=Projection(edges=((1, "rating"),)),
+            order=Order("rating_r1", True),
+            limit=2,
+        ),
+        "MATCH (n0:Person)-[r1:REVIEWED]->(n1:Movie) RETURN DISTINCT n1.id AS id, r1.rating AS rating_r1 "
+        "ORDER BY rating_r1 DESC LIMIT 2",
+        set(sorted(((m, r) for _, m, r in REVIEWED), key=lambda row: -row[1])[:2]),
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -249,6 +260,16 @@ def test_literals_are_escaped_and_typed():
         lambda: Projection(("born_0",), others=((0, "born"),)),  # two columns of one name
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((1, None),))),  # the target
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((2, None),))),  # no node 2
+        lambda: Projection(aggregate="count", edges=((1, "rating"),)),  # an aggregate has nothing beside it
+        lambda: Projection(edges=((2, "rating"), (1, "rating"))),  # along the path
+        lambda: Query(Pattern(JESSICA, (REVIEWS,), 1), projection=Projection(edges=((2, "rating"),))),  # no r2
+        lambda: Query(Pattern(JESSICA, (REVIEWS,), 1), projection=Projection(edges=((0, "rating"),))),  # no r0
+        lambda: Query(
+            Pattern(PEOPLE_ROOT, (REVIEWS,), 1),
+            projection=Projection(edges=((1, "rating"),)),
+            order=Order("born", before=True),
+            limit=1,
+        ),
         lambda: Pattern(KEANU, (ACTED,), 0),  # an anchor with steps asks for what it reaches
         lambda: Pattern(KEANU, (ACTED,) * 4, 4),
         lambda: Pattern(KEANU, (), 0, end_anchor=LANA),
@@ -310,6 +331,7 @@ def _decisions(query: Query) -> list:
     out += [("aggregate", projection.aggregate, projection.group, projection.key)]
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("other", item) for item in projection.others] + [("end of others",)]
+    out += [("edge", item) for item in projection.edges] + [("end of edges",)]
     return out + [("order", query.order), ("limit", query.limit)]
 
 
@@ -341,13 +363,17 @@ def _queries() -> list[Query]:
         beside = [n for n in nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]
         projections += [Projection(others=((n, None),)) for n in beside]
         projections += [Projection(("born",), others=((n, None), (n, "born"))) for n in beside]
+        steps = range(1, len(pattern.steps) + 1)
+        projections += [Projection(edges=((s, "rating"),)) for s in steps]
+        projections += [Projection(others=((n, None),), edges=((1, "rating"), (1, "roles"))) for n in beside[:1]]
         for filters, projection in product(filter_sets, projections):
             orders = [None] + [Order(column, d) for column in projection.columns[1:] for d in (False, True)]
             if projection.aggregate and projection.group is None:
                 orders = [None]
             for order, limit in product(orders, (None, 3)):
                 found.append(Query(pattern, filters, projection, order, limit))
-            if projection.aggregate is None and not projection.others and pattern.target != 0:
+            plain = not projection.others and not projection.edges
+            if projection.aggregate is None and plain and pattern.target != 0:
                 for key, descending in product(("born", "name"), (False, True)):
                     found.append(Query(pattern, filters, projection, Order(key, descending, before=True), 3))
     return found
@@ -416,6 +442,10 @@ def _written(query: Query) -> list[int]:
         length += len(f", {pattern.variable(node)}.{key or 'id'} AS {key or 'id'}_{node}")
         out.append(length)
     out.append(length)  # the end of the others
+    for step, key in projection.edges:
+        length += len(f", r{step}.{key} AS {key}_r{step}")
+        out.append(length)
+    out.append(length)  # the end of the edges
     if query.order is not None:
         length += len(f" ORDER BY {alias(query.order.by)} {'DESC' if query.order.descending else 'ASC'}")
     out.append(length)

@@ -147,6 +147,8 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
         for node, key in query.projection.others:  # other nodes of the path, never an anchor
             assert node != query.pattern.target and query.pattern.variable(node) not in ("a", "b")
             assert key is None or key in clauses.properties(query.pattern.labels_of(node))
+        for step, key in query.projection.edges:  # a property of the path's relationship's type
+            assert key in SCHEMA.relationship_properties[query.pattern.steps[step - 1].type]
         assert query.limit is None or query.limit in literals.limits
 
 

@@ -63,6 +63,14 @@ CASES = {
             (Filter(0, "DIRECTED", "NOT EXISTS", "Movie", outgoing=True),),
         ),
     ),
+    "a relationship's property beside the target": (
+        "which movies were rated above 65, and their ratings",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (Step("REVIEWED", True, ("Movie",)),), 1),
+            (Filter(1, "rating", ">", 65, relationship=True),),
+            Projection(edges=((1, "rating"),)),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

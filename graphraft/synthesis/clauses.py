@@ -29,6 +29,8 @@ from graphraft.synthesis.language import (
     Query,
     alias,
     before_piece,
+    edge_column,
+    edge_piece,
     filter_order,
     filter_piece,
     limit_piece,
@@ -50,7 +52,7 @@ TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 @dataclass(frozen=True)
 class Partial:
     """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "others",
-    "order", "limit", "end"; with an order before the projection, "returns" is followed by
+    "edges", "order", "limit", "end"; with an order before the projection, "returns" is followed by
     "before-limit" and "before-returns")."""
 
     pattern: Pattern
@@ -75,6 +77,7 @@ class ClauseSpace:
     max_filters: int = 2
     max_properties: int = 2
     max_others: int = 2  # columns of other nodes beside the target
+    max_edges: int = 2  # columns of the path's relationships' properties
 
     def __post_init__(self) -> None:
         # made once each: the search asks again at every node it expands below a path
@@ -181,6 +184,14 @@ class ClauseSpace:
             out += [(node, None)] + [(node, key) for key in self.properties(pattern.labels_of(node))]
         return sorted(out, key=other_order)
 
+    def edge_columns(self, pattern: Pattern) -> list[tuple[int, str]]:
+        """What may be returned beside the target from the path's relationships: each one's
+        properties (the schema's for its type), along the path."""
+        out: list[tuple[int, str]] = []
+        for step, item in enumerate(pattern.steps, 1):
+            out += [(step, key) for key in sorted(self.schema.relationship_properties.get(item.type, {}))]
+        return out
+
     # -- the choices, one clause after another -------------------------------------------------
     def start(self, patterns: Iterable[Pattern]) -> list[Partial]:
         return [Partial(pattern) for pattern in patterns]
@@ -234,7 +245,7 @@ class ClauseSpace:
             return out
         if stage == "others":
             projection = partial.projection or Projection()
-            out = [("", replace(partial, stage="order"))]
+            out = [("", replace(partial, stage="edges"))]
             if len(projection.others) < self.max_others:
                 last = other_order(projection.others[-1]) if projection.others else None
                 taken = set(projection.aliases)
@@ -242,6 +253,16 @@ class ClauseSpace:
                     if (last is None or other_order(item) > last) and other_column(*item) not in taken:
                         decided = Projection(projection.properties, others=projection.others + (item,))
                         out.append((other_piece(pattern, *item), replace(partial, projection=decided)))
+            return out
+        if stage == "edges":
+            projection = partial.projection or Projection()
+            out = [("", replace(partial, stage="order"))]
+            if len(projection.edges) < self.max_edges:
+                taken = set(projection.aliases)
+                for item in self.edge_columns(pattern):
+                    if (not projection.edges or item > projection.edges[-1]) and edge_column(*item) not in taken:
+                        decided = replace(projection, edges=projection.edges + (item,))
+                        out.append((edge_piece(*item), replace(partial, projection=decided)))
             return out
         if stage == "order":
             out = [("", replace(partial, stage="limit"))]

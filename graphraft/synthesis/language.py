@@ -11,7 +11,8 @@ target) and the clauses that follow it, each decided after the one before::
   a node with no relationship of a kind (``NOT (n0)-[:ACTED_IN]->(:Movie)``: who never acted);
 - the projection: the target's ids (``DISTINCT n1.id AS id``) and any of its properties
   (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
-  (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie); ``count(DISTINCT n1) AS
+  (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie), then properties of its
+  relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
   count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum``; an aggregate per another node of
   the path (``n0.id AS id, count(DISTINCT n1) AS count``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
@@ -114,11 +115,17 @@ def other_column(node: int, key: str | None) -> str:
     return f"{alias(key) if key is not None else 'id'}_{node}"
 
 
+def edge_column(step: int, key: str) -> str:
+    """The column name of a property of the path's ``step``-th relationship (``rating_r1``)."""
+    return f"{alias(key)}_r{step}"
+
+
 @dataclass(frozen=True, order=True)
 class Projection:
     """What a query returns. Nodes: the target's ids and ``properties`` of it, and ``others``:
     other nodes of the path beside it, ``(node, None)`` the node itself, ``(node, key)`` its
-    property. An aggregate (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of
+    property; ``edges``: properties of the path's relationships, ``(step, key)`` (the rating of
+    each review). An aggregate (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of
     their property ``key``), per node ``group`` of the path when given."""
 
     properties: tuple[str, ...] = ()
@@ -126,6 +133,7 @@ class Projection:
     key: str | None = None
     group: int | None = None
     others: tuple[tuple[int, str | None], ...] = ()
+    edges: tuple[tuple[int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.aggregate is None:
@@ -135,23 +143,25 @@ class Projection:
                 raise ValueError("properties are returned in the order of their keys")
             if list(self.others) != sorted(set(self.others), key=other_order):
                 raise ValueError("other nodes' columns are returned once each, along the path")
-            names = {alias(key) for key in self.properties} | {other_column(*o) for o in self.others} | {"id"}
-            if len(names) != len(self.properties) + len(self.others) + 1:
+            if list(self.edges) != sorted(set(self.edges)):
+                raise ValueError("relationships' columns are returned once each, along the path")
+            if len(set(self.aliases)) != len(self.aliases):
                 raise ValueError("a property is returned once, under a column name of its own")
             return
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {self.aggregate!r}")
-        if self.properties or self.others:
+        if self.properties or self.others or self.edges:
             raise ValueError("an aggregate returns no properties beside it")
         if (self.aggregate == "count") != (self.key is None):
             raise ValueError("count counts nodes; min, max, avg and sum take a property")
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """What it returns: ``id``, then the properties' keys and the other nodes' columns, or
-        the aggregate's name."""
+        """What it returns: ``id``, then the properties' keys, the other nodes' columns and the
+        relationships', or the aggregate's name."""
         if self.aggregate is None:
-            return ("id", *self.properties, *(other_column(*o) for o in self.others))
+            others = (other_column(*o) for o in self.others)
+            return ("id", *self.properties, *others, *(edge_column(*e) for e in self.edges))
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
 
     @property
@@ -194,11 +204,14 @@ class Query:
         for node, _ in self.projection.others:
             if not 0 <= node < nodes or node == self.pattern.target:
                 raise ValueError("other columns come from another node of the path")
+        for step, _ in self.projection.edges:
+            if not 1 <= step <= hops:
+                raise ValueError(f"no relationship {step} on the path")
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
             raise ValueError("an aggregate is grouped by another node of the path")
         if self.order is not None and self.order.before:
-            if self.projection.aggregate is not None or self.projection.others:
+            if self.projection.aggregate is not None or self.projection.others or self.projection.edges:
                 raise ValueError("an order before the projection returns the target's ids and properties only")
         elif self.order is not None and self.order.by not in self.projection.columns[1:]:
             raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")
@@ -229,6 +242,8 @@ class Query:
             }
             if self.projection.others:
                 data["projection"]["others"] = [list(item) for item in self.projection.others]
+            if self.projection.edges:
+                data["projection"]["edges"] = [list(item) for item in self.projection.edges]
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
             if self.order.before:
@@ -260,6 +275,7 @@ class Query:
                 projection.get("key"),
                 projection.get("group"),
                 tuple((int(node), key) for node, key in projection.get("others", ())),
+                tuple((int(step), key) for step, key in projection.get("edges", ())),
             )
             if projection
             else Projection(),
@@ -333,6 +349,11 @@ def other_piece(pattern: Pattern, node: int, key: str | None) -> str:
     return f", {value} AS {other_column(node, key)}"
 
 
+def edge_piece(step: int, key: str) -> str:
+    """A property of one of the path's relationships, returned beside the target."""
+    return f", r{step}.{quote_identifier(key)} AS {edge_column(step, key)}"
+
+
 def before_piece(pattern: Pattern, order: Order) -> str:
     """The target nodes, each once, ordered by a property of theirs before the projection."""
     target = pattern.variable(pattern.target)
@@ -363,6 +384,7 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
         text += before_piece(pattern, query.order) + (limit_piece(query.limit) if query.limit is not None else "")
     text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
     text += "".join(other_piece(pattern, node, key) for node, key in query.projection.others)
+    text += "".join(edge_piece(step, key) for step, key in query.projection.edges)
     if query.order is not None and not before:
         text += order_piece(query.order)
     if query.limit is not None and not before:

@@ -53,9 +53,11 @@ def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter
 
 def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
     """Every projection of the clause space: the aggregates, and ids with up to
-    ``max_properties`` properties and ``max_others`` other nodes' columns (one column name each)."""
+    ``max_properties`` properties, ``max_others`` other nodes' columns and ``max_edges``
+    relationships' (one column name each)."""
     keys = sorted(clauses.properties(pattern.labels_of(pattern.target)))
     others = clauses.other_columns(pattern)
+    edges = clauses.edge_columns(pattern)
     for projection, following in clauses.projections(pattern):
         if following != "properties":
             yield projection
@@ -64,8 +66,10 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
             for chosen in itertools.combinations(keys, size):
                 for count in range(clauses.max_others + 1):
                     for beside in itertools.combinations(others, count):
-                        with contextlib.suppress(ValueError):  # two columns of one name
-                            yield Projection(chosen, others=beside)
+                        for many in range(clauses.max_edges + 1):
+                            for along in itertools.combinations(edges, many):
+                                with contextlib.suppress(ValueError):  # two columns of one name
+                                    yield Projection(chosen, others=beside, edges=along)
 
 
 def _keys_of(clauses: ClauseSpace, pattern: Pattern) -> dict[str, list[str]]:
@@ -91,13 +95,19 @@ def bindings_text(pattern: Pattern, keys: dict[str, list[str]], graph_label: str
     return text[: text.index(" RETURN ")] + " RETURN " + ", ".join(columns)
 
 
+def _frozen(value: Any) -> Any:
+    """A list property (an actor's ``roles``) as a tuple, so that rows holding it can be told
+    apart as Cypher's DISTINCT does (a tuple compares as the list would)."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def _bindings(keys: dict[str, list[str]], rows: list[dict], names: dict[str, str]) -> list[dict[str, dict]]:
     """Rows of ``bindings_text`` as {variable: {"id": ..., key: value}}, names noted in ``names``."""
     out = []
     for row in rows:
         binding = {}
         for index, (variable, props) in enumerate(keys.items()):
-            values = {key: row[f"c{index}_{j}"] for j, key in enumerate(props)}
+            values = {key: _frozen(row[f"c{index}_{j}"]) for j, key in enumerate(props)}
             if not variable.startswith("r"):
                 values["id"] = row[f"c{index}_id"]
                 if values["id"] is not None and row[f"c{index}_name"] is not None:
@@ -178,8 +188,9 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     the distinct target nodes of the bindings, when already known)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
-    if projection.aggregate is None and projection.others:
+    if projection.aggregate is None and (projection.others or projection.edges):
         beside = [(pattern.variable(node), key or "id") for node, key in projection.others]
+        beside += [(f"r{step}", key) for step, key in projection.edges]
         return list(
             dict.fromkeys(
                 (b[target].get("id"), *(b[target].get(k) for k in projection.properties))
@@ -224,7 +235,7 @@ def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
     """Whether a projection can give rows as wide as the gold's (a row's values counted once: an
     id named like one of the properties beside it counts once)."""
     if projection.aggregate is None:
-        width = len(projection.properties) + len(projection.others) + 1
+        width = len(projection.properties) + len(projection.others) + len(projection.edges) + 1
         nodes = 1 + sum(key is None for _, key in projection.others)  # each may be named beside it
         return any(width - nodes <= w <= width for w in widths)
     if projection.group is None:
@@ -313,7 +324,7 @@ def reproduce(
             for projection in shaped:
                 if projection.aggregate is None and (
                     (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
-                    or (len(targets) < len(gold) and not projection.others)  # a row per target exactly
+                    or (len(targets) < len(gold) and not (projection.others or projection.edges))  # a row a target
                 ):
                     continue
                 query = Query(pattern, filters, projection)
@@ -336,7 +347,7 @@ def reproduce(
             # the first k target nodes by a property not returned (an order before the projection)
             if len(gold) >= len(targets) or len(gold) not in clauses.literals.limits:
                 continue
-            plain = [p for p in shaped if p.aggregate is None and not p.others]
+            plain = [p for p in shaped if p.aggregate is None and not p.others and not p.edges]
             if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
                 continue
             for key in clauses.properties(pattern.labels_of(pattern.target)):
