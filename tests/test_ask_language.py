@@ -105,6 +105,14 @@ def test_a_relationships_property_is_answered(asker):
     ]
 
 
+def test_an_aggregate_of_a_relationships_property_is_answered(asker):
+    """The highest rating any review gave: max over the path's relationship, one value."""
+    wanted = "MATCH (n0:Person)-[r1:REVIEWED]->(n1:Movie) RETURN max(r1.rating) AS max"
+    answer = asker(wanted).ask("what is the highest rating a review gave")
+    assert answer.queries[0].cypher == wanted
+    assert answer.values == [{"max": max(r for _, _, r in REVIEWED)}]
+
+
 def test_a_path_back_to_its_root_is_answered(asker):
     """The same person acted in and directed the movie: a label root's closed path, no entity."""
     wanted = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n0.id AS id"

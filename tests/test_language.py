@@ -166,6 +166,19 @@ CASES = {
         "ORDER BY rating_r1 DESC LIMIT 2",
         set(sorted(((m, r) for _, m, r in REVIEWED), key=lambda row: -row[1])[:2]),
     ),
+    "an aggregate of a relationship's property: the highest rating": (
+        Query(Pattern(PEOPLE_ROOT, (REVIEWS,), 1), projection=Projection(aggregate="max", key="rating", step=1)),
+        "MATCH (n0:Person)-[r1:REVIEWED]->(n1:Movie) RETURN max(r1.rating) AS max",
+        {(max(r for _, _, r in REVIEWED),)},
+    ),
+    "an aggregate of a relationship's property per node: each reviewer's average rating": (
+        Query(
+            Pattern(MOVIE_ROOT, (Step("REVIEWED", False, ("Person",)),), 1),
+            projection=Projection(aggregate="avg", key="rating", group=0, step=1),
+        ),
+        "MATCH (n0:Movie)<-[r1:REVIEWED]-(n1:Person) RETURN n0.id AS id, avg(r1.rating) AS avg",
+        {(m, float(r)) for _, m, r in REVIEWED},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -262,6 +275,12 @@ def test_literals_are_escaped_and_typed():
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(others=((2, None),))),  # no node 2
         lambda: Projection(aggregate="count", edges=((1, "rating"),)),  # an aggregate has nothing beside it
         lambda: Projection(edges=((2, "rating"), (1, "rating"))),  # along the path
+        lambda: Projection(aggregate="count", step=1),  # a relationship's aggregate takes a property
+        lambda: Projection(aggregate="max", key="rating", step=0),
+        lambda: Query(
+            Pattern(PEOPLE_ROOT, (REVIEWS,), 0), projection=Projection(aggregate="max", key="rating", step=1)
+        ),
+        lambda: Query(Pattern(JESSICA, (REVIEWS,), 1), projection=Projection(aggregate="max", key="rating", step=2)),
         lambda: Query(Pattern(JESSICA, (REVIEWS,), 1), projection=Projection(edges=((2, "rating"),))),  # no r2
         lambda: Query(Pattern(JESSICA, (REVIEWS,), 1), projection=Projection(edges=((0, "rating"),))),  # no r0
         lambda: Query(
@@ -325,14 +344,18 @@ def _decisions(query: Query) -> list:
     out += [("filter", f) for f in query.filters]
     projection = query.projection
     if query.order is not None and query.order.before:  # decided where the filters end
-        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None)]
+        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None, None)]
         return out + [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("end of filters",)]
-    out += [("aggregate", projection.aggregate, projection.group, projection.key)]
+    out += [("aggregate", projection.aggregate, projection.group, projection.key, projection.step)]
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("other", item) for item in projection.others] + [("end of others",)]
     out += [("edge", item) for item in projection.edges] + [("end of edges",)]
     return out + [("order", query.order), ("limit", query.limit)]
+
+
+def beside_of(pattern: Pattern) -> list[int]:
+    return [n for n in pattern.nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]
 
 
 def _queries() -> list[Query]:
@@ -359,6 +382,11 @@ def _queries() -> list[Query]:
         )
         projections = [Projection(), Projection(("born",)), Projection(("born", "name")), Projection(aggregate="count")]
         projections += [Projection(aggregate="max", key="born")]
+        if pattern.steps and pattern.target == len(pattern.steps) and not pattern.closed:
+            projections += [Projection(aggregate="max", key="rating", step=1)]
+            projections += (
+                [Projection(aggregate="avg", key="rating", group=0, step=1)] if 0 in beside_of(pattern) else []
+            )
         projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
         beside = [n for n in nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]
         projections += [Projection(others=((n, None),)) for n in beside]

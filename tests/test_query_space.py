@@ -147,6 +147,11 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
         for node, key in query.projection.others:  # other nodes of the path, never an anchor
             assert node != query.pattern.target and query.pattern.variable(node) not in ("a", "b")
             assert key is None or key in clauses.properties(query.pattern.labels_of(node))
+        projection = query.projection
+        if projection.key is not None:  # an aggregate of the target's property or a relationship's
+            kind = query.pattern.steps[projection.step - 1].type if projection.step else None
+            keys = SCHEMA.relationship_properties[kind] if kind else target_keys
+            assert keys[projection.key].type in ("integer", "float")
         for step, key in query.projection.edges:  # a property of the path's relationship's type
             assert key in SCHEMA.relationship_properties[query.pattern.steps[step - 1].type]
         assert query.limit is None or query.limit in literals.limits

@@ -71,6 +71,13 @@ CASES = {
             Projection(edges=((1, "rating"),)),
         ),
     ),
+    "an aggregate of a relationship's property per node": (
+        "the average rating of each movie's reviews",
+        Query(
+            Pattern(AnchorRef(None, ("Movie",)), (Step("REVIEWED", False, ("Person",)),), 1),
+            projection=Projection(aggregate="avg", key="rating", group=0, step=1),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

@@ -168,10 +168,17 @@ class ClauseSpace:
         if target == 0 and not pattern.anchor.is_label_root:
             return out  # the anchor itself: one node, nothing to count
         numeric = [k for k, info in self.properties(pattern.labels_of(target)).items() if info.type in NUMERIC]
-        aggregates = [("count", None)] + [(fn, key) for key in numeric for fn in AGGREGATES[1:]]
-        out += [(Projection(aggregate=fn, key=key), "end") for fn, key in aggregates]
+        aggregates = [("count", None, None)] + [(fn, key, None) for key in numeric for fn in AGGREGATES[1:]]
+        if target == len(pattern.steps) and not pattern.closed:  # of a relationship's property too
+            for step, item in enumerate(pattern.steps, 1):
+                props = self.schema.relationship_properties.get(item.type, {})
+                keys = sorted(key for key, info in props.items() if info.type in NUMERIC)
+                aggregates += [(fn, key, step) for key in keys for fn in AGGREGATES[1:]]
+        out += [(Projection(aggregate=fn, key=key, step=s), "end") for fn, key, s in aggregates]
         groups = [node for node in pattern.nodes if node != target and pattern.variable(node) not in ("a", "b")]
-        out += [(Projection(aggregate=fn, key=key, group=g), "order") for g in groups for fn, key in aggregates]
+        out += [
+            (Projection(aggregate=fn, key=key, group=g, step=s), "order") for g in groups for fn, key, s in aggregates
+        ]
         return out
 
     def other_columns(self, pattern: Pattern) -> list[tuple[int, str | None]]:

@@ -13,7 +13,8 @@ target) and the clauses that follow it, each decided after the one before::
   (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
   (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie), then properties of its
   relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
-  count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum``; an aggregate per another node of
+  count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
+  ``avg(r1.rating) AS avg``, the target then the path's last node); an aggregate per another node of
   the path (``n0.id AS id, count(DISTINCT n1) AS count``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
   or the target nodes ordered (and limited) by a property of theirs that is not returned, before
@@ -126,7 +127,8 @@ class Projection:
     other nodes of the path beside it, ``(node, None)`` the node itself, ``(node, key)`` its
     property; ``edges``: properties of the path's relationships, ``(step, key)`` (the rating of
     each review). An aggregate (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of
-    their property ``key``), per node ``group`` of the path when given."""
+    their property ``key``, or of the ``step``-th relationship's: the average rating of the
+    reviews), per node ``group`` of the path when given."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -134,11 +136,12 @@ class Projection:
     group: int | None = None
     others: tuple[tuple[int, str | None], ...] = ()
     edges: tuple[tuple[int, str], ...] = ()
+    step: int | None = None
 
     def __post_init__(self) -> None:
         if self.aggregate is None:
-            if self.key is not None or self.group is not None:
-                raise ValueError("a key or a group goes with an aggregate")
+            if self.key is not None or self.group is not None or self.step is not None:
+                raise ValueError("a key, a group or a relationship goes with an aggregate")
             if list(self.properties) != sorted(self.properties):
                 raise ValueError("properties are returned in the order of their keys")
             if list(self.others) != sorted(set(self.others), key=other_order):
@@ -154,6 +157,8 @@ class Projection:
             raise ValueError("an aggregate returns no properties beside it")
         if (self.aggregate == "count") != (self.key is None):
             raise ValueError("count counts nodes; min, max, avg and sum take a property")
+        if self.step is not None and (self.step < 1 or self.key is None):
+            raise ValueError("a relationship's aggregate takes a property of the path's 1st, 2nd or 3rd relationship")
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -210,6 +215,12 @@ class Query:
         group = self.projection.group
         if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
             raise ValueError("an aggregate is grouped by another node of the path")
+        if self.projection.step is not None:
+            if self.projection.step > hops:
+                raise ValueError(f"no relationship {self.projection.step} on the path")
+            if self.pattern.target != hops or self.pattern.closed:
+                # one text, one query: the target is not written, so it is the path's last node
+                raise ValueError("a relationship's aggregate asks for the path's last node")
         if self.order is not None and self.order.before:
             if self.projection.aggregate is not None or self.projection.others or self.projection.edges:
                 raise ValueError("an order before the projection returns the target's ids and properties only")
@@ -240,6 +251,8 @@ class Query:
                 "key": self.projection.key,
                 "group": self.projection.group,
             }
+            if self.projection.step is not None:
+                data["projection"]["step"] = self.projection.step
             if self.projection.others:
                 data["projection"]["others"] = [list(item) for item in self.projection.others]
             if self.projection.edges:
@@ -276,6 +289,7 @@ class Query:
                 projection.get("group"),
                 tuple((int(node), key) for node, key in projection.get("others", ())),
                 tuple((int(step), key) for step, key in projection.get("edges", ())),
+                projection.get("step"),
             )
             if projection
             else Projection(),
@@ -332,7 +346,8 @@ def returns_piece(query: Query) -> str:
     if projection.aggregate == "count":
         value = f"count(DISTINCT {target}) AS count"
     else:
-        value = f"{projection.aggregate}({target}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
+        owner = target if projection.step is None else f"r{projection.step}"
+        value = f"{projection.aggregate}({owner}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
     if projection.group is None:
         return " RETURN " + value
     return f" RETURN {pattern.variable(projection.group)}.id AS id, {value}"

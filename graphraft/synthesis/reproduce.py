@@ -202,6 +202,7 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
         if targets is None:
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
         return list(dict.fromkeys((t.get("id"), *(t.get(k) for k in projection.properties)) for t in targets))
+    owner = target if projection.step is None else f"r{projection.step}"  # whose property is aggregated
     if projection.group is None:
         groups = {None: bindings}
     else:
@@ -213,7 +214,7 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     for key, members in groups.items():
         value = _aggregate(
             projection.aggregate,
-            [m[target].get(projection.key) for m in members] if projection.key else [],
+            [m[owner].get(projection.key) for m in members] if projection.key else [],
             {m[target].get("id") for m in members},
         )
         rows.append((value,) if projection.group is None else (key, value))
