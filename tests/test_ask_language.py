@@ -113,6 +113,19 @@ def test_an_aggregate_of_a_relationships_property_is_answered(asker):
     assert answer.values == [{"max": max(r for _, _, r in REVIEWED)}]
 
 
+def test_groups_kept_by_their_aggregate_are_answered(asker):
+    """Who directed more than one movie, with how many: the groups whose count passes, and the count."""
+    wanted = (
+        "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WITH n0, count(DISTINCT n1) AS count WHERE count > 1 "
+        "RETURN n0.id AS id, count AS count"
+    )
+    answer = asker(wanted).ask("which people directed more than 1 movie, and how many")
+    assert answer.queries[0].cypher == wanted
+    directed = {p: sum(d == p for d, _ in DIRECTED) for p, _ in DIRECTED}
+    assert answer.values == [{"id": p, "count": n} for p, n in sorted(directed.items()) if n > 1]
+    assert [a.id for a in answer.answers] == [p for p, n in sorted(directed.items()) if n > 1]
+
+
 def test_a_path_back_to_its_root_is_answered(asker):
     """The same person acted in and directed the movie: a label root's closed path, no entity."""
     wanted = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n0.id AS id"

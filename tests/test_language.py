@@ -179,6 +179,29 @@ CASES = {
         "MATCH (n0:Movie)<-[r1:REVIEWED]-(n1:Person) RETURN n0.id AS id, avg(r1.rating) AS avg",
         {(m, float(r)) for _, m, r in REVIEWED},
     ),
+    "groups kept by their aggregate: who directed more than one movie": (
+        Query(
+            Pattern(PEOPLE_ROOT, (DIRECTS,), 1),
+            projection=Projection(aggregate="count", group=0, having=(">", 1), hidden=True),
+        ),
+        "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WITH n0, count(DISTINCT n1) AS count WHERE count > 1 "
+        "RETURN n0.id AS id",
+        {(p,) for p in PEOPLE if sum(d == p for d, _ in DIRECTED) > 1},
+    ),
+    "groups kept by their aggregate, returned beside them and ordered by it": (
+        Query(
+            Pattern(MOVIE_ROOT, (Step("ACTED_IN", False, ("Person",)),), 1),
+            projection=Projection(aggregate="max", key="born", group=0, having=(">=", 1964)),
+            order=Order("max", True),
+        ),
+        "MATCH (n0:Movie)<-[r1:ACTED_IN]-(n1:Person) WITH n0, max(n1.born) AS max WHERE max >= 1964 "
+        "RETURN n0.id AS id, max AS max ORDER BY max DESC",
+        {
+            (m, max(PEOPLE[p]["born"] for p, n in ACTED_IN if n == m))
+            for m in MOVIES
+            if any(n == m for _, n in ACTED_IN) and max(PEOPLE[p]["born"] for p, n in ACTED_IN if n == m) >= 1964
+        },
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -276,6 +299,15 @@ def test_literals_are_escaped_and_typed():
         lambda: Projection(aggregate="count", edges=((1, "rating"),)),  # an aggregate has nothing beside it
         lambda: Projection(edges=((2, "rating"), (1, "rating"))),  # along the path
         lambda: Projection(aggregate="count", step=1),  # a relationship's aggregate takes a property
+        lambda: Projection(aggregate="count", having=(">", 1)),  # groups kept: there are groups
+        lambda: Projection(aggregate="count", group=0, having=("CONTAINS", 1)),
+        lambda: Projection(aggregate="count", group=0, having=(">", "1")),  # compared with a number
+        lambda: Projection(aggregate="count", group=0, hidden=True),  # only a kept group's aggregate is left out
+        lambda: Query(  # an aggregate not returned orders nothing
+            Pattern(PEOPLE_ROOT, (DIRECTS,), 1),
+            projection=Projection(aggregate="count", group=0, having=(">", 1), hidden=True),
+            order=Order("count"),
+        ),
         lambda: Projection(aggregate="max", key="rating", step=0),
         lambda: Query(
             Pattern(PEOPLE_ROOT, (REVIEWS,), 0), projection=Projection(aggregate="max", key="rating", step=1)
@@ -344,10 +376,12 @@ def _decisions(query: Query) -> list:
     out += [("filter", f) for f in query.filters]
     projection = query.projection
     if query.order is not None and query.order.before:  # decided where the filters end
-        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None, None)]
+        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None, None, None)]
         return out + [("property", key) for key in projection.properties] + [("end of properties",)]
-    out += [("end of filters",)]
-    out += [("aggregate", projection.aggregate, projection.group, projection.key, projection.step)]
+    if projection.having is None:  # RETURN; groups kept by their aggregate begin WITH
+        out += [("end of filters",)]
+    out += [("aggregate", projection.aggregate, projection.group, projection.key, projection.step, projection.having)]
+    out += [("shown", not projection.hidden)] if projection.having is not None else []
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("other", item) for item in projection.others] + [("end of others",)]
     out += [("edge", item) for item in projection.edges] + [("end of edges",)]
@@ -388,6 +422,11 @@ def _queries() -> list[Query]:
                 [Projection(aggregate="avg", key="rating", group=0, step=1)] if 0 in beside_of(pattern) else []
             )
         projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
+        projections += [
+            Projection(aggregate="count", group=g, having=(">", 1), hidden=hidden)
+            for g in beside_of(pattern)
+            for hidden in (True, False)
+        ]
         beside = [n for n in nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]
         projections += [Projection(others=((n, None),)) for n in beside]
         projections += [Projection(("born",), others=((n, None), (n, "born"))) for n in beside]
@@ -458,10 +497,15 @@ def _written(query: Query) -> list[int]:
             length += len(f", {target}.{key} AS {alias(key)}")
             out.append(length)
         return out + [length]  # the end of the properties
-    length += len(" RETURN ")
-    out.append(length)  # the end of the filters
-    length += len(returns_piece(query)) - len(" RETURN ")
+    having = projection.having is not None
+    if not having:
+        length += len(" RETURN ")
+        out.append(length)  # the end of the filters
+    length += len(returns_piece(query)) - (0 if having else len(" RETURN "))
     out.append(length)
+    if having:  # the aggregate beside the groups it kept, or not
+        length += 0 if projection.hidden else len(f", {projection.aggregate} AS {projection.aggregate}")
+        out.append(length)
     for key in projection.properties:
         length += len(f", {target}.{key} AS {alias(key)}")
         out.append(length)

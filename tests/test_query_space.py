@@ -152,6 +152,8 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
             kind = query.pattern.steps[projection.step - 1].type if projection.step else None
             keys = SCHEMA.relationship_properties[kind] if kind else target_keys
             assert keys[projection.key].type in ("integer", "float")
+        if projection.having is not None:  # groups kept by comparing their aggregate with a number of the question
+            assert projection.having[1] in literals.numbers and projection.group is not None
         for step, key in query.projection.edges:  # a property of the path's relationship's type
             assert key in SCHEMA.relationship_properties[query.pattern.steps[step - 1].type]
         assert query.limit is None or query.limit in literals.limits

@@ -78,6 +78,13 @@ CASES = {
             projection=Projection(aggregate="avg", key="rating", group=0, step=1),
         ),
     ),
+    "groups kept by their aggregate": (
+        "who directed more than 1 movie",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (DIRECTS,), 1),
+            projection=Projection(aggregate="count", group=0, having=(">", 1), hidden=True),
+        ),
+    ),
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),

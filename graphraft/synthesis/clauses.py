@@ -33,6 +33,7 @@ from graphraft.synthesis.language import (
     edge_piece,
     filter_order,
     filter_piece,
+    having_piece,
     limit_piece,
     order_piece,
     other_column,
@@ -52,8 +53,8 @@ TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 @dataclass(frozen=True)
 class Partial:
     """A query decided up to ``stage`` ("start", "filters", "returns", "properties", "others",
-    "edges", "order", "limit", "end"; with an order before the projection, "returns" is followed by
-    "before-limit" and "before-returns")."""
+    "edges", "order", "limit", "end"; "having" after groups kept by their aggregate; with an
+    order before the projection, "returns" is followed by "before-limit" and "before-returns")."""
 
     pattern: Pattern
     stage: str = "start"
@@ -179,6 +180,15 @@ class ClauseSpace:
         out += [
             (Projection(aggregate=fn, key=key, group=g, step=s), "order") for g in groups for fn, key, s in aggregates
         ]
+        # the groups whose aggregate compares with a number of the question (the aggregate then
+        # returned beside them or not: the "having" stage)
+        out += [
+            (Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True), "having")
+            for g in groups
+            for fn, key, s in aggregates
+            for n in self.literals.numbers
+            for op in COMPARISONS
+        ]
         return out
 
     def other_columns(self, pattern: Pattern) -> list[tuple[int, str | None]]:
@@ -232,6 +242,12 @@ class ClauseSpace:
                         order = Order(key, descending, before=True)
                         out.append((before_piece(pattern, order), replace(partial, order=order, stage="before-limit")))
             return out
+        if stage == "having":  # the aggregate returned beside the groups it kept, or not
+            shown = replace(partial.projection, hidden=False)
+            return [
+                ("", replace(partial, stage="limit")),
+                (having_piece(shown), replace(partial, projection=shown, stage="order")),
+            ]
         if stage == "before-limit":
             return [(limit_piece(k), replace(partial, limit=k, stage="before-returns")) for k in self.literals.limits]
         if stage == "before-returns":

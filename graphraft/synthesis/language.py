@@ -15,7 +15,9 @@ target) and the clauses that follow it, each decided after the one before::
   relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
   count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
   ``avg(r1.rating) AS avg``, the target then the path's last node); an aggregate per another node of
-  the path (``n0.id AS id, count(DISTINCT n1) AS count``);
+  the path (``n0.id AS id, count(DISTINCT n1) AS count``), or only the groups whose aggregate
+  compares with a number (``WITH n0, count(DISTINCT n1) AS count WHERE count > 2 RETURN n0.id
+  AS id[, count AS count]``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
   or the target nodes ordered (and limited) by a property of theirs that is not returned, before
   what is returned: ``WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 3 RETURN n0.id AS id``
@@ -128,7 +130,9 @@ class Projection:
     property; ``edges``: properties of the path's relationships, ``(step, key)`` (the rating of
     each review). An aggregate (``count`` of the target nodes; ``min``/``max``/``avg``/``sum`` of
     their property ``key``, or of the ``step``-th relationship's: the average rating of the
-    reviews), per node ``group`` of the path when given."""
+    reviews), per node ``group`` of the path when given; ``having`` ``(op, number)``: only the
+    groups whose aggregate compares so (people who directed more than 2 movies), the aggregate
+    returned beside them unless ``hidden``."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -137,8 +141,18 @@ class Projection:
     others: tuple[tuple[int, str | None], ...] = ()
     edges: tuple[tuple[int, str], ...] = ()
     step: int | None = None
+    having: tuple[str, int | float] | None = None
+    hidden: bool = False
 
     def __post_init__(self) -> None:
+        if self.having is not None:
+            op, value = self.having
+            if self.group is None or op not in COMPARISONS:
+                raise ValueError("groups are kept by comparing their aggregate (=, <>, <, <=, >, >=)")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError("an aggregate is compared with a number")
+        elif self.hidden:
+            raise ValueError("only an aggregate that keeps groups may be left out")
         if self.aggregate is None:
             if self.key is not None or self.group is not None or self.step is not None:
                 raise ValueError("a key, a group or a relationship goes with an aggregate")
@@ -167,6 +181,8 @@ class Projection:
         if self.aggregate is None:
             others = (other_column(*o) for o in self.others)
             return ("id", *self.properties, *others, *(edge_column(*e) for e in self.edges))
+        if self.hidden:
+            return ("id",)
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
 
     @property
@@ -253,6 +269,9 @@ class Query:
             }
             if self.projection.step is not None:
                 data["projection"]["step"] = self.projection.step
+            if self.projection.having is not None:
+                data["projection"]["having"] = list(self.projection.having)
+                data["projection"]["hidden"] = self.projection.hidden
             if self.projection.others:
                 data["projection"]["others"] = [list(item) for item in self.projection.others]
             if self.projection.edges:
@@ -290,6 +309,8 @@ class Query:
                 tuple((int(node), key) for node, key in projection.get("others", ())),
                 tuple((int(step), key) for step, key in projection.get("edges", ())),
                 projection.get("step"),
+                tuple(projection["having"]) if projection.get("having") else None,
+                bool(projection.get("hidden", False)),
             )
             if projection
             else Projection(),
@@ -350,7 +371,16 @@ def returns_piece(query: Query) -> str:
         value = f"{projection.aggregate}({owner}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
     if projection.group is None:
         return " RETURN " + value
-    return f" RETURN {pattern.variable(projection.group)}.id AS id, {value}"
+    group = pattern.variable(projection.group)
+    if projection.having is not None:  # the groups kept, then (``having_piece``) their aggregate
+        op, number = projection.having
+        return f" WITH {group}, {value} WHERE {projection.aggregate} {op} {literal(number)} RETURN {group}.id AS id"
+    return f" RETURN {group}.id AS id, {value}"
+
+
+def having_piece(projection: Projection) -> str:
+    """The aggregate that kept the groups, returned beside them."""
+    return f", {projection.aggregate} AS {projection.aggregate}"
 
 
 def property_piece(pattern: Pattern, key: str) -> str:
@@ -398,6 +428,8 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
     if before:
         text += before_piece(pattern, query.order) + (limit_piece(query.limit) if query.limit is not None else "")
     text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
+    if query.projection.having is not None and not query.projection.hidden:
+        text += having_piece(query.projection)
     text += "".join(other_piece(pattern, node, key) for node, key in query.projection.others)
     text += "".join(edge_piece(step, key) for step, key in query.projection.edges)
     if query.order is not None and not before:

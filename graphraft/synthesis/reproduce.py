@@ -17,6 +17,7 @@ over-counted."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -59,6 +60,10 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
     others = clauses.other_columns(pattern)
     edges = clauses.edge_columns(pattern)
     for projection, following in clauses.projections(pattern):
+        if following == "having":  # the groups kept, with their aggregate beside them or not
+            yield projection
+            yield dataclasses.replace(projection, hidden=False)
+            continue
         if following != "properties":
             yield projection
             continue
@@ -217,6 +222,13 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
             [m[owner].get(projection.key) for m in members] if projection.key else [],
             {m[target].get("id") for m in members},
         )
+        if projection.having is not None:
+            op, number = projection.having
+            if not holds(Filter(0, projection.aggregate, op, number), value):
+                continue
+            if projection.hidden:
+                rows.append((key,))
+                continue
         rows.append((value,) if projection.group is None else (key, value))
     return rows
 
@@ -241,6 +253,8 @@ def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
         return any(width - nodes <= w <= width for w in widths)
     if projection.group is None:
         return rows == 1 and widths == {1}
+    if projection.hidden:
+        return 1 in widths
     return any(w in (1, 2) for w in widths)
 
 
