@@ -121,14 +121,9 @@ def print_answer(answer, show: int = 10, evidence_lines: int | None = None) -> N
     more = f" (+{len(answer.answers) - show} more)" if len(answer.answers) > show else ""
     out.print(f"[bold]Answers[/] ({answer.selected_by}): {escape(names)}{more}")
     if answer.values:
-        from graphraft.synthesis.language import is_node_column
-
-        named = {a.id: a.name for a in answer.retrieved} | answer.names
         out.print(f"[bold]Values[/] ({len(answer.values)} rows):")
-        for row in answer.values[:show]:
-            cells = "; ".join(
-                f"{k}: {named.get(v, v) if is_node_column(k) and isinstance(v, str) else v}" for k, v in row.items()
-            )
+        for row in answer.named_values()[:show]:
+            cells = "; ".join(f"{k}: {v}" for k, v in row.items())
             out.print("  " + cells, markup=False, highlight=False, soft_wrap=True)
     out.print("[bold]Cypher[/] (score order, read-only):")
     for number, query in enumerate(answer.queries, 1):

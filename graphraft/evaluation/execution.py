@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphraft.synthesis.language import is_node_column
 from graphraft.synthesis.results import same_result
 
 __all__ = ["answer_rows", "same_result"]
@@ -15,12 +14,9 @@ def answer_rows(answer, use_selection: bool) -> list[list[Any]]:
     """What an answer says, as rows with nodes by name: the value rows of its best query when it
     returned values; else L2's chosen nodes (``use_selection``), or the nodes of the first query
     that returned any."""
-    names = {node.id: node.name for node in [*answer.retrieved, *answer.answers]} | answer.names
     if answer.values:
-        return [
-            [names.get(v, v) if is_node_column(column) and isinstance(v, str) else v for column, v in row.items()]
-            for row in answer.values
-        ]
+        return [list(row.values()) for row in answer.named_values()]
+    names = {node.id: node.name for node in [*answer.retrieved, *answer.answers]}
     if use_selection and answer.selected_by == "l2":
         return [[node.name] for node in answer.answers]
     top = next((q for q in answer.queries if q.ids), None)

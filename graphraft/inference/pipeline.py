@@ -72,6 +72,14 @@ class Answer(BaseModel):
     selected_by: str = "query order"  # or "l2"
     timings: dict[str, float] = Field(default_factory=dict)
 
+    def named_values(self) -> list[dict[str, Any]]:
+        """``values`` with the nodes of their node columns (``id``, ``id_I``) by name."""
+        named = {node.id: node.name for node in [*self.retrieved, *self.answers]} | self.names
+        return [
+            {c: named.get(v, v) if is_node_column(c) and isinstance(v, str) else v for c, v in row.items()}
+            for row in self.values
+        ]
+
 
 class GraphRAFT:
     """The pipeline, built from ``Settings`` (models, adapters, database) and an ``AskConfig``

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from graphraft.inference.pipeline import Answer
-from graphraft.synthesis.language import is_node_column
 
 
 def answer_items(answer: Answer, limit: int | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -15,12 +14,7 @@ def answer_items(answer: Answer, limit: int | None = None) -> list[tuple[str, di
     queries = [q.cypher for q in answer.queries]
     items = []
     if answer.values:
-        named = {node.id: node.name for node in answer.retrieved} | answer.names
-        for rank, row in enumerate(answer.values[:limit], 1):
-            cells = {
-                column: named.get(value, value) if is_node_column(column) and isinstance(value, str) else value
-                for column, value in row.items()
-            }
+        for rank, (row, cells) in enumerate(zip(answer.values[:limit], answer.named_values()), 1):
             text = "; ".join(f"{column}: {value}" for column, value in cells.items())
             items.append(
                 (

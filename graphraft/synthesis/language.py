@@ -167,7 +167,7 @@ class Projection:
             return
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"unknown aggregate {self.aggregate!r}")
-        if self.properties or self.others or self.edges:
+        if self.properties or self.beside:
             raise ValueError("an aggregate returns no properties beside it")
         if (self.aggregate == "count") != (self.key is None):
             raise ValueError("count counts nodes; min, max, avg and sum take a property")
@@ -184,6 +184,12 @@ class Projection:
         if self.hidden:
             return ("id",)
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
+
+    @property
+    def beside(self) -> bool:
+        """It returns columns of the path beside the target's (other nodes', relationships'):
+        a row per binding of the path, not one per target."""
+        return bool(self.others or self.edges)
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -238,7 +244,7 @@ class Query:
                 # one text, one query: the target is not written, so it is the path's last node
                 raise ValueError("a relationship's aggregate asks for the path's last node")
         if self.order is not None and self.order.before:
-            if self.projection.aggregate is not None or self.projection.others or self.projection.edges:
+            if self.projection.aggregate is not None or self.projection.beside:
                 raise ValueError("an order before the projection returns the target's ids and properties only")
         elif self.order is not None and self.order.by not in self.projection.columns[1:]:
             raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")

@@ -193,7 +193,7 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     the distinct target nodes of the bindings, when already known)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
-    if projection.aggregate is None and (projection.others or projection.edges):
+    if projection.aggregate is None and projection.beside:
         beside = [(pattern.variable(node), key or "id") for node, key in projection.others]
         beside += [(f"r{step}", key) for step, key in projection.edges]
         return list(
@@ -339,7 +339,7 @@ def reproduce(
             for projection in shaped:
                 if projection.aggregate is None and (
                     (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
-                    or (len(targets) < len(gold) and not (projection.others or projection.edges))  # a row a target
+                    or (len(targets) < len(gold) and not projection.beside)  # a row per target exactly
                 ):
                     continue
                 query = Query(pattern, filters, projection)
@@ -362,7 +362,7 @@ def reproduce(
             # the first k target nodes by a property not returned (an order before the projection)
             if len(gold) >= len(targets) or len(gold) not in clauses.literals.limits:
                 continue
-            plain = [p for p in shaped if p.aggregate is None and not p.others and not p.edges]
+            plain = [p for p in shaped if p.aggregate is None and not p.beside]
             if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
                 continue
             for key in clauses.properties(pattern.labels_of(pattern.target)):
