@@ -246,3 +246,57 @@ def test_a_stated_value_counts_once_toward_the_pairs_choice():
     plain = Query(MOVIE_ROOT, (), Projection(("released",)), Order("released", True), 2)
     padded = Query(MOVIE_ROOT, (Filter(0, "released", "<>", 2),), Projection(("released",)), Order("released", True), 2)
     assert min([padded, plain], key=lambda q: simplicity(q, literals)) == plain
+
+
+def test_an_anchor_named_in_the_question_says_its_name_and_a_shorter_path_wins():
+    """ "Who directed 'Speed Racer'?": the 1-hop path from the anchor named so, not a 3-hop
+    detour that comes back to the movie through a filter on its title (the anchor states the
+    name the filter would)."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    question = "Who directed 'Speed Racer'?"
+    racer = AnchorRef("Movie:Speed Racer", ("Movie",))
+    direct = Query(Pattern(racer, (Step("DIRECTED", False, ("Person",)),), 1))
+    detour = Query(
+        Pattern(
+            racer,
+            (
+                Step("PRODUCED", False, ("Person",)),
+                Step("WROTE", True, ("Movie",)),
+                Step("DIRECTED", False, ("Person",)),
+            ),
+            3,
+        ),
+        (Filter(2, "title", "=", "Speed Racer"),),
+    )
+    names = {racer.id: "Speed Racer"}
+    choose = lambda queries: min(queries, key=lambda q: simplicity(q, question_literals(question), question, names))  # noqa: E731
+    assert choose([detour, direct]) == direct
+    # without the anchor's name the detour said more of the question: the rule is what decides
+    assert min([detour, direct], key=lambda q: simplicity(q, question_literals(question), question)) == detour
+
+
+def test_a_filter_that_negates_a_stated_value_or_an_unstated_limit_says_less():
+    """A movie reviewed "An amazing journey": the filter on the review's summary, not a label
+    root whose tagline differs from it, ordered and cut at one row that happens to agree."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    question = "List all the movies reviewed with the summary 'An amazing journey'."
+    literals = question_literals(question)
+    reviewed = Query(
+        Pattern(MOVIE_ROOT.anchor, (Step("REVIEWED", False, ("Person",)),), 0),
+        (Filter(1, "summary", "=", "An amazing journey", relationship=True),),
+    )
+    spurious = Query(
+        MOVIE_ROOT,
+        (Filter(0, "tagline", "<>", "An amazing journey"),),
+        Projection(),
+        Order("released", True, before=True),
+        1,
+    )
+    assert min([spurious, reviewed], key=lambda q: simplicity(q, literals, question)) == reviewed
+    # a value the question spells out (a few-valued property's) counts as stated without quotes
+    country = Query(MOVIE_ROOT, (Filter(0, "country", "=", "France"),))
+    bare = Query(MOVIE_ROOT, (Filter(0, "country", "IS NOT NULL"),))
+    said = "movies made in france"
+    assert min([bare, country], key=lambda q: simplicity(q, question_literals(said), said)) == country

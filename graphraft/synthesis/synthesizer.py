@@ -30,8 +30,8 @@ from graphraft.graph.loaders.questions import QAItem
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
-from graphraft.synthesis.language import Query, render_query
-from graphraft.synthesis.literals import Literals, question_literals
+from graphraft.synthesis.language import EXISTENCE, NULL_TESTS, Query, render_query
+from graphraft.synthesis.literals import Literals, mentioned_values, question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
@@ -221,7 +221,8 @@ class Synthesizer:
                 f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
             )
             return
-        best = min(found.queries, key=lambda query: simplicity(query, literals))
+        names = {a.id: a.name for a in anchors}
+        best = min(found.queries, key=lambda query: simplicity(query, literals, item.question, names))
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
@@ -230,22 +231,47 @@ class Synthesizer:
         row.precision = row.recall = 1.0
 
 
-def simplicity(query: Query, literals: Literals | None = None) -> tuple:
+def simplicity(
+    query: Query, literals: Literals | None = None, question: str = "", names: dict[str, str] | None = None
+) -> tuple:
     """Which of several queries that give the same result a training pair teaches: one from the
     question's entities before one from a label (the entity the question names is why its answer
-    is what it is), then the one using more of the values the question states (a filter on the
-    quoted summary, not an order that happens to keep the same row), then the shortest path, the
-    fewest clauses, the shortest text."""
+    is what it is); then the one that says more of what the question states and less that it
+    does not (a filter on the quoted summary, not an order that happens to keep the same row);
+    then the shortest path, the fewest clauses, the shortest text.
+
+    A value the question states (a number, a quoted string, a property value it spells out) is
+    said by a filter that keeps it (not ``<>``), by a LIMIT of that number, or by an anchor of
+    that name (``names``: anchor id -> name), each value once; a filter that compares with
+    nothing the question states (``IS NULL``, ``NOT (n)-[...]``, ``<>``) and a LIMIT of a number
+    it does not state each say something it does not."""
     stated = set(literals.numbers) | set(literals.strings) if literals else set()
-    # each stated value counts once: `born <> 5` beside `LIMIT 5` uses nothing more
-    used = {item.value for item in query.filters if item.value in stated and not isinstance(item.value, bool)}
-    if query.limit is not None and query.limit != 1 and query.limit in stated:
-        used.add(query.limit)
+
+    def states(value) -> bool:
+        if isinstance(value, bool):
+            return False
+        if value in stated:
+            return True
+        return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
+
+    said = {
+        item.value for item in query.filters if item.op not in ("<>", *NULL_TESTS, *EXISTENCE) and states(item.value)
+    }
+    unstated = sum(item.op in ("<>", *NULL_TESTS, *EXISTENCE) for item in query.filters)
+    if query.limit is not None:
+        if query.limit in stated and query.limit != 1:
+            said.add(query.limit)
+        elif query.limit not in stated:
+            unstated += 1
+    for anchor in (query.pattern.anchor, query.pattern.end_anchor):
+        name = (names or {}).get(anchor.id) if anchor is not None and anchor.id else None
+        if name and states(name):
+            said.add(name)
     clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
     clauses += query.limit is not None
     return (
         query.pattern.anchor.is_label_root,
-        -len(used),
+        unstated - len(said),
         len(query.pattern.steps),
         clauses,
         len(render_query(query)),
