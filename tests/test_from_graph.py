@@ -166,3 +166,75 @@ def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store,
         proc = run(args, env)
         assert proc.returncode == 2, (args, proc.stderr)
         assert complaint in one_line_error(proc)
+
+
+# ------------------------------------------------------------------ the query language's forms
+def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_are_the_querys(store, tmp_path):
+    """`--language-share`: questions of every form the graph offers (a named node's property, a
+    count, filters with a value the graph holds, the first k, an aggregate, the most, the
+    lacking), each query one `ask --language full` can write for its question (its clauses
+    among the question's grounded choices, its path among those around the anchors found), its
+    answers what the query returns, every value it compares with stated in the question."""
+    from facts_graph import load as load_facts
+
+    from graphraft.synthesis.clauses import ClauseSpace
+    from graphraft.synthesis.language import Query, is_node_column, render_query
+    from graphraft.synthesis.literals import question_literals
+
+    load_facts(store)
+    rows, generator = generate(store, tmp_path, count=40, seed=1, language_share=1.0)
+    assert len(rows) == 40 and all(r["status"] == "ok" for r in rows)
+    assert all(set(row) == set(SynthesisRow.model_fields) for row in rows)
+    forms = Counter(r["qtype"].removeprefix("graph:") for r in rows)
+    # a text property of a few values (this small graph's taglines) is asked by its value, else by a word
+    assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count"} <= set(forms)
+    assert {"value", "contains"} & set(forms)
+    assert len({r["cypher"] for r in rows}) == 40  # distinct queries
+    schema = store.schema()
+    for row in rows:
+        query = Query.from_dict(row["query"])
+        assert row["cypher"] == render_query(query)
+        assert ClauseSpace(schema, question_literals(row["question"]), row["question"]).contains(query)
+        assert query.pattern in generator.paths_for(row["question"])
+        returned = store.read(render_query(query, store.graph_label))
+        assert row["hits"] == len(returned) >= 1
+        node_ids = [r[c] for r in returned for c in query.projection.aliases if is_node_column(c)]
+        assert sorted(row["answer_ids"]) == sorted(i for i in node_ids if "id" in query.projection.aliases)
+        for item in query.filters:  # a value compared with is one the question states
+            if item.op not in ("NOT EXISTS", "IS NULL", "IS NOT NULL"):
+                assert str(item.value) in row["question"]
+        if query.limit not in (None, 1):
+            assert str(query.limit) in row["question"]
+        for anchor in row["anchors"]:
+            assert anchor["name"] in row["question"]
+    again, _ = generate(store, tmp_path, "again.jsonl", count=40, seed=1, language_share=1.0)
+    assert [r["question"] for r in again] == [r["question"] for r in rows]
+
+
+def test_a_language_share_leaves_the_rest_to_paths(demo_store, tmp_path):
+    rows, _ = generate(demo_store, tmp_path, count=30, seed=2, language_share=0.5)
+    language = [r for r in rows if r["query"] is not None]
+    assert len(rows) == 30 and len(language) == 15
+    assert all(r["qtype"].removeprefix("graph:") not in ("1", "2", "3") for r in language)
+
+
+def test_the_clause_space_holds_exactly_the_queries_it_can_write(store):
+    """``ClauseSpace.contains`` agrees with listing the space: every listed query is held; a
+    query with a value the question does not state, or a LIMIT it does not, is not."""
+    from facts_graph import load as load_facts
+
+    from graphraft.synthesis.clauses import ClauseSpace
+    from graphraft.synthesis.language import Filter, Order, Query
+    from graphraft.synthesis.literals import question_literals
+
+    load_facts(store)
+    question = "the 2 movies released after 1999"
+    clauses = ClauseSpace(store.schema(), question_literals(question), question, max_filters=1, max_properties=1)
+    root = Pattern(AnchorRef(None, ("Movie",)), (), 0)
+    listed = clauses.queries([root])
+    assert len(listed) > 50 and all(clauses.contains(q) for q in listed[::7])
+    assert clauses.contains(
+        Query(root, (Filter(0, "released", ">", 1999),), order=Order("released", True, True), limit=2)
+    )
+    assert not clauses.contains(Query(root, (Filter(0, "released", ">", 2000),)))
+    assert not clauses.contains(Query(root, order=Order("released", True, True), limit=3))

@@ -41,10 +41,11 @@ from graphraft.synthesis.language import (
     other_piece,
     path_conditions_piece,
     property_piece,
+    render_query,
     returns_piece,
 )
 from graphraft.synthesis.literals import Literals, mentioned_values
-from graphraft.synthesis.patterns import Pattern
+from graphraft.synthesis.patterns import Pattern, path_text
 
 NUMERIC = frozenset({"integer", "float"})
 TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
@@ -314,6 +315,24 @@ class ClauseSpace:
                 else:
                     out.setdefault(text, []).append(nxt)
         return out
+
+    def contains(self, query: Query) -> bool:
+        """Whether the space holds ``query``: its text can be written piece by piece from its
+        path's choices (what decoding can produce for this question), without listing them."""
+        text = render_query(query)
+        start = path_text(query.pattern)
+        if not text.startswith(start):
+            return False
+        stack = [(len(start), self.start([query.pattern]))]
+        while stack:
+            at, partials = stack.pop()
+            for piece, following in self.choices(partials).items():
+                if piece is None:
+                    if at == len(text) and any(p.query() == query for p in following):
+                        return True
+                elif text.startswith(piece, at):
+                    stack.append((at + len(piece), following))
+        return False
 
     def queries(self, patterns: Iterable[Pattern]) -> list[Query]:
         """Every query of the space, by walking every choice (for tests and small spaces)."""

@@ -27,7 +27,9 @@ from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.enumeration import PatternEnumerator
-from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, render
+from graphraft.synthesis.from_graph_language import FORMS, LanguagePlan, LanguagePlanner, language_row, name_of
+from graphraft.synthesis.language import is_node_column, render_query
+from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, language_paths, render
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow
 from graphraft.synthesis.synthesizer import Summary, SynthesisConfig, check_output, run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser
@@ -48,6 +50,13 @@ class GenerationConfig(SynthesisConfig):
     phrases: Path | None = Field(None, description="--from-graph: a phrase file (YAML) for your labels and types.")
     paraphrase: bool = Field(
         False, description="--from-graph: have the chat model at GRAPHRAFT_OPENAI_BASE_URL rewrite each question."
+    )
+    language_share: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="--from-graph: share of questions of the query language's forms (a property, a count, a "
+        "filter, the first k, an aggregate, the most, the lacking) instead of paths.",
     )
     max_degree: int | None = Field(
         None, ge=1, description="--from-graph: skip anchors with more relationships (default: fanout_cap)."
@@ -108,6 +117,7 @@ class GraphQuestionGenerator:
         self.enumerator = PatternEnumerator(store, config.fanout_cap, config.timeout_ms)
         self.verbaliser = Verbaliser(Phrases.from_yaml(config.phrases) if config.phrases else None)
         self.paraphraser = paraphraser
+        self._language_rows: dict[str, list[dict]] = {}  # a language plan's rows, found when planned
 
     # ------------------------------------------------------------------ anchors
     def anchors(self) -> list[tuple[AnchorRef, str]]:
@@ -150,24 +160,26 @@ class GraphQuestionGenerator:
         return degrees
 
     # ------------------------------------------------------------------ planning
-    def plan(self, progress: Progress | None = None) -> list[Plan]:
-        """``count`` questions: equal shares per hop length (1..max_hops) after the bridges'
-        share. Each anchor gives at most one question of each kind a pass; later passes (a
-        small graph) take other patterns. The pattern shape least used so far wins, so the
-        questions spread over the schema."""
+    def plan(self, progress: Progress | None = None) -> list[Plan | LanguagePlan]:
+        """``count`` questions: the language's share (``language_plans``), then equal shares per
+        hop length (1..max_hops) after the bridges' share. Each anchor gives at most one question
+        of each kind a pass; later passes (a small graph) take other patterns. The pattern shape
+        least used so far wins, so the questions spread over the schema."""
         cfg = self.config
-        bridges = round(cfg.count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
+        anchors = self.anchors()
+        language = self.language_plans(round(cfg.count * cfg.language_share), anchors, progress)
+        count = cfg.count - len(language)
+        bridges = round(count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
         hops = list(range(1, cfg.max_hops + 1))
-        quota = {h: (cfg.count - bridges) // len(hops) for h in hops}
-        for h in hops[: (cfg.count - bridges) % len(hops)]:
+        quota = {h: (count - bridges) // len(hops) for h in hops}
+        for h in hops[: (count - bridges) % len(hops)]:
             quota[h] += 1
         quota["bridge"] = bridges
-        anchors = self.anchors()
         names = dict((ref.id, name) for ref, name in anchors)
         shapes: Counter = Counter()
         used: set[str] = set()
-        plans: list[Plan] = []
-        with (progress or SilentProgress()).task("planning", cfg.count) as task:
+        plans: list[Plan | LanguagePlan] = list(language)
+        with (progress or SilentProgress()).task("planning", count) as task:
             for _ in range(8):  # passes over the anchors
                 before = len(plans)
                 for ref, _ in anchors:
@@ -186,7 +198,7 @@ class GraphQuestionGenerator:
                         quota[kind] -= 1
                         plans.append(
                             Plan(
-                                f"graph-s{cfg.seed}-{len(plans) + 1}",
+                                f"graph-s{cfg.seed}-{len(plans) + 1 - len(language)}",
                                 pattern,
                                 names[pattern.anchor.id],
                                 names[pattern.end_anchor.id] if pattern.end_anchor else None,
@@ -196,6 +208,46 @@ class GraphQuestionGenerator:
                         task.advance()
                 if len(plans) == before or not any(quota.values()):
                     break
+        return plans
+
+    def language_plans(
+        self, count: int, anchors: list[tuple[AnchorRef, str]], progress: Progress | None = None
+    ) -> list[LanguagePlan]:
+        """``count`` questions of the language's forms, the forms in turn, each kept only where
+        `ask` can write its query for it and it has 1..max_answers answers (``LanguagePlanner``);
+        distinct queries; the same seed, the same questions."""
+        cfg = self.config
+        if count == 0:
+            return []
+        planner = LanguagePlanner(self.store, self.verbaliser, cfg.seed, cfg.max_answers, cfg.timeout_ms)
+        plans: list[LanguagePlan] = []
+        seen: set[str] = set()
+        with (progress or SilentProgress()).task("planning the language's forms", count) as task:
+            for attempt in range(20 * count):
+                if len(plans) == count:
+                    break
+                rng = random.Random(stable_hash(f"{cfg.seed}:language:{attempt}"))
+                form = FORMS[attempt % len(FORMS)]
+                found = planner.plan(form, rng, anchors)
+                if found is None:
+                    continue
+                query, question = found
+                name = None
+                if not query.pattern.anchor.is_label_root:
+                    name = dict((ref.id, n) for ref, n in anchors)[query.pattern.anchor.id]
+                    if rng.random() < cfg.marked_share:
+                        question = question.replace(name, f"[{name}]", 1)
+                text = render_query(query)
+                if text in seen:
+                    continue
+                rows = planner.keep(query, question, self.paths_for(question))
+                if rows is None:
+                    continue
+                seen.add(text)
+                plan = LanguagePlan(f"graph-s{cfg.seed}-language-{len(plans) + 1}", form, query, question, name)
+                self._language_rows[plan.qid] = rows
+                plans.append(plan)
+                task.advance()
         return plans
 
     def _options(self, ref: AnchorRef, kind, names: dict[str, str]):
@@ -224,6 +276,15 @@ class GraphQuestionGenerator:
         row = min(rows, key=lambda r: stable_hash(f"{self.config.seed}:{ref.id}:{r['id']}"))
         return AnchorRef(row["id"], domain_labels(row["labels"]))
 
+    def paths_for(self, question: str) -> list[Pattern] | None:
+        """The paths `ask --language full` starts from for the question (None: no way to ask)."""
+        if self.asking is None:
+            return None
+        extractor, resolver = self.asking
+        refs = [a.ref for a in resolver.resolve_all(extractor.extract(question))]
+        around = self.enumerator.all_patterns(refs, self.config.max_hops).candidates.values() if refs else []
+        return language_paths(around, refs, self.store.schema())
+
     def candidates(self, question: str) -> set[str]:
         """The queries `ask` would choose from for the question: its mentions (L0), their
         anchors, and every pattern around them."""
@@ -248,14 +309,21 @@ class GraphQuestionGenerator:
             return
         questions = []
         for plan in plans:
+            if isinstance(plan, LanguagePlan):
+                continue  # its words state the values its query compares with: kept as they are
             question, _, marked = self.wording(plan)
             names = [] if marked else [n for n in (plan.anchor_name, plan.other_name) if n]
             questions.append((question, names))
         with (progress or SilentProgress()).task("paraphrasing", len(questions)) as task:
             self.paraphraser.rewrite_many(questions, progress=task.advance)
 
-    def row_for(self, plan: Plan) -> SynthesisRow:
+    def row_for(self, plan: Plan | LanguagePlan) -> SynthesisRow:
         started = time.perf_counter()
+        if isinstance(plan, LanguagePlan):
+            rows = self._language_rows[plan.qid]
+            columns = plan.query.projection.aliases
+            ids = [row[c] for row in rows for c in columns if is_node_column(c) and row.get(c) is not None]
+            return language_row(plan, rows, name_of(self.store, ids), self.config.seed, started)
         pattern = plan.pattern
         question, form, marked = self.wording(plan)
         rewritten = self.paraphraser.rewrite(question) if self.paraphraser is not None else None

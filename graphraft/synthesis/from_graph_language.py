@@ -1,0 +1,320 @@
+"""Training questions of the query language's forms from the graph alone (`synthesize
+--from-graph --language-share S`): a property of a named node, how many nodes a path reaches, a
+label's nodes filtered by a value one of them holds, the first k by a property, a property's
+highest, lowest, average or total, the node with the most neighbours of a kind, the nodes that
+lack a kind of relationship.
+
+Like the path questions (``from_graph.py``), every word comes from the schema (a label is a
+noun, a property key and a relationship type are split into words) or from a few general English
+words for comparisons and aggregates; no phrase is written for any one data set. Every value a
+question states is one the graph holds, and each kept question's query is checked to be one that
+`ask --language full` can write for it: its clauses among the question's grounded choices
+(``ClauseSpace.contains``), its path among those around the anchors `ask` finds."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from graphraft.errors import GraphRAFTError
+from graphraft.graph.cypher_text import label_expression, quote_identifier
+from graphraft.graph.loaders.questions import split_of
+from graphraft.graph.records import domain_labels
+from graphraft.synthesis.clauses import NUMERIC, ClauseSpace
+from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, is_node_column, render_query
+from graphraft.synthesis.literals import question_literals
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.rows import AnchorRow, SynthesisRow
+from graphraft.synthesis.verbalise import Verbaliser, words_of
+
+#: the forms, each asked in turn (a label's or a relationship type's, or a named node's)
+FORMS = ("filter", "contains", "value", "top", "aggregate", "most", "lacking", "lookup", "count")
+#: general English for a comparison with a number (never a data set's own words)
+COMPARISON_WORDS = {
+    ">": ("greater than", "more than", "above"),
+    "<": ("less than", "below", "under"),
+    ">=": ("at least",),
+    "<=": ("at most",),
+    "=": ("equal to", ""),
+}
+AGGREGATE_WORDS = {"max": "highest", "min": "lowest", "avg": "average", "sum": "total"}
+
+
+@dataclass(frozen=True)
+class LanguagePlan:
+    """One question of the language to write: its query, its words, the named node it starts
+    from (None: a label)."""
+
+    qid: str
+    form: str
+    query: Query
+    question: str
+    anchor_name: str | None = None
+
+
+def _key_words(key: str) -> str:
+    return " ".join(words_of(key)) or key
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class LanguagePlanner:
+    """Plans questions of the language's forms over a store's schema, deterministic for a seed."""
+
+    def __init__(self, store, verbaliser: Verbaliser, seed: int, max_answers: int, timeout_ms: int | None):
+        self.store, self.verbaliser, self.seed = store, verbaliser, seed
+        self.max_answers, self.timeout_ms = max_answers, timeout_ms
+        self.schema = store.schema()
+
+    def naming(self, label: str) -> str | None:
+        """The property that names the label's nodes (``graph.naming``)."""
+        return self.store.naming.property_for(label, self.schema.properties.get(label, {}))
+
+    # ------------------------------------------------------------------ the graph's values
+    def values(self, label: str, key: str, limit: int = 200) -> list[Any]:
+        """Values of a label's property that its nodes hold, in the store's order."""
+        rows = self.store.read(
+            f"MATCH (n{label_expression((label, self.store.entity_label))}) "
+            f"WHERE n.{quote_identifier(key)} IS NOT NULL RETURN n.{quote_identifier(key)} AS v LIMIT {limit}",
+            timeout_ms=self.timeout_ms,
+        )
+        return [row["v"] for row in rows]
+
+    def rows(self, query: Query) -> list[dict] | None:
+        try:
+            return self.store.read(render_query(query, self.store.graph_label), timeout_ms=self.timeout_ms)
+        except GraphRAFTError:
+            return None
+
+    # ------------------------------------------------------------------ one question a form
+    def plan(self, form: str, rng: random.Random, anchors: list[tuple[AnchorRef, str]]) -> tuple[Query, str] | None:
+        """A query of the form and its question, or None where the graph offers none."""
+        labels = sorted(self.schema.labels)
+        label = rng.choice(labels) if labels else None
+        them = lambda lab: self.verbaliser.noun((lab,), many=True)  # noqa: E731
+        one = lambda lab: self.verbaliser.noun((lab,))  # noqa: E731
+        if form in ("filter", "contains", "value", "top", "aggregate"):
+            if label is None:
+                return None
+            root = Pattern(AnchorRef(None, (label,)), (), 0)
+            props = self.schema.properties.get(label, {})
+            numeric = sorted(k for k, info in props.items() if info.type in NUMERIC)
+            texts = sorted(k for k, info in props.items() if info.type == "string" and not info.values)
+            # a text other than the name first: a name's words are the anchors' business
+            texts = [k for k in texts if k != self.naming(label)] or texts
+            few = sorted(k for k, info in props.items() if info.type == "string" and info.values)
+            if form == "filter" and numeric:
+                key = rng.choice(numeric)
+                values = [v for v in self.values(label, key) if _number(v)]
+                if not values:
+                    return None
+                value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))
+                words = rng.choice(COMPARISON_WORDS[op])
+                said = f"{words} {value}".strip()
+                question = rng.choice(
+                    [
+                        f"which {them(label)} have a {_key_words(key)} {said}",
+                        f"list the {them(label)} whose {_key_words(key)} is {said}",
+                        f"{them(label)} with {_key_words(key)} {said}",
+                    ]
+                )
+                return Query(root, (Filter(0, key, op, value),)), question
+            if form == "contains" and texts:
+                key = rng.choice(texts)
+                words = sorted(
+                    {w for v in self.values(label, key) if isinstance(v, str) for w in re.findall(r"[A-Za-z]{4,}", v)}
+                )
+                if not words:
+                    return None
+                word = rng.choice(words)
+                question = rng.choice(
+                    [
+                        f"which {them(label)} have a {_key_words(key)} containing '{word}'",
+                        f"{them(label)} whose {_key_words(key)} contains the word '{word}'",
+                    ]
+                )
+                return Query(root, (Filter(0, key, "CONTAINS", word),)), question
+            if form == "value" and few:
+                key = rng.choice(few)
+                value = rng.choice([v for v in props[key].values or [] if isinstance(v, str) and v.strip()] or [None])
+                if value is None:
+                    return None
+                question = rng.choice(
+                    [
+                        f"which {them(label)} have {_key_words(key)} {value}",
+                        f"the {them(label)} whose {_key_words(key)} is {value}",
+                    ]
+                )
+                return Query(root, (Filter(0, key, "=", value),)), question
+            if form == "top" and numeric:
+                key, descending, k = rng.choice(numeric), rng.random() < 0.5, rng.choice((1, 3, 5))
+                most = "highest" if descending else "lowest"
+                question = (
+                    f"which {one(label)} has the {most} {_key_words(key)}"
+                    if k == 1
+                    else rng.choice(
+                        [
+                            f"the {k} {them(label)} with the {most} {_key_words(key)}",
+                            f"list {k} {them(label)} with the {most} {_key_words(key)}",
+                        ]
+                    )
+                )
+                return Query(root, order=Order(key, descending, before=True), limit=k), question
+            if form == "aggregate":
+                if not numeric or rng.random() < 0.25:
+                    return Query(root, projection=Projection(aggregate="count")), rng.choice(
+                        [f"how many {them(label)} are there", f"count the {them(label)}"]
+                    )
+                key, fn = rng.choice(numeric), rng.choice(sorted(AGGREGATE_WORDS))
+                question = rng.choice(
+                    [
+                        f"what is the {AGGREGATE_WORDS[fn]} {_key_words(key)} of all {them(label)}",
+                        f"the {AGGREGATE_WORDS[fn]} {_key_words(key)} among {them(label)}",
+                    ]
+                )
+                return Query(root, projection=Projection(aggregate=fn, key=key)), question
+            return None
+        if form in ("most", "lacking"):
+            links = sorted((p.source, p.type, p.target) for p in self.schema.patterns)
+            if not links:
+                return None
+            source, kind, target = rng.choice(links)
+            outgoing = rng.random() < 0.5
+            root_label, other = (source, target) if outgoing else (target, source)
+            verb = " ".join(words_of(kind)) or kind.lower()
+            if form == "most":
+                pattern = Pattern(AnchorRef(None, (root_label,)), (Step(kind, outgoing, (other,)),), 1)
+                projection = Projection(aggregate="count", group=0)
+                question = (
+                    f"which {one(root_label)} {verb} the most {them(other)}"
+                    if outgoing
+                    else f"which {one(root_label)} was {verb} by the most {them(other)}"
+                )
+                return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
+            pattern = Pattern(AnchorRef(None, (root_label,)), (), 0)
+            lacking = Filter(0, kind, "NOT EXISTS", other, outgoing=outgoing)
+            question = (
+                f"which {them(root_label)} {verb} no {one(other)}"
+                if outgoing
+                else f"which {them(root_label)} no {one(other)} {verb}"
+            )
+            return Query(pattern, (lacking,)), question
+        if not anchors:
+            return None
+        ref, name = rng.choice(anchors)
+        if form == "lookup":
+            node_labels = ref.labels
+            props = {}
+            for lab in node_labels:
+                props.update(self.schema.properties.get(lab, {}))
+            named = {self.naming(lab) for lab in node_labels}  # "the name of X" asks nothing
+            keys = sorted(k for k, info in props.items() if info.type in NUMERIC | {"string"} and k not in named)
+            if not keys:
+                return None
+            key = rng.choice(keys)
+            words = _key_words(key)
+            question = rng.choice([f"what is the {words} of {name}", f"tell me the {words} of {name}"])
+            return Query(Pattern(ref, (), 0), projection=Projection((key,))), question
+        if form == "count":  # along a relationship the node has
+            rows = self.store.read(
+                f"MATCH (a{label_expression((self.store.entity_label,))} {{id: $id}})-[r]-(b) "
+                "RETURN DISTINCT type(r) AS type, startNode(r) = a AS outgoing, labels(b) AS labels",
+                {"id": ref.id},
+                timeout_ms=self.timeout_ms,
+            )
+            steps = [
+                Step(r["type"], bool(r["outgoing"]), tuple(domain_labels(r["labels"])[:1]))
+                for r in rows
+                if domain_labels(r["labels"])
+            ]
+            if not steps:
+                return None
+            step = rng.choice(sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels)))
+            verb = " ".join(words_of(step.type)) or step.type.lower()
+            others = them(step.labels[0])
+            question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
+            return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
+        return None
+
+    def keep(self, query: Query, question: str, paths: list[Pattern] | None) -> list[dict] | None:
+        """The query's rows when it is a question worth training on: one `ask` can write for the
+        question (``paths``: the paths `ask` starts from for it, ``language_paths``; None: not
+        checked), answered by 1..max_answers rows (an aggregate by a value)."""
+        clauses = ClauseSpace(self.schema, question_literals(question), question)
+        if not clauses.contains(query) or (paths is not None and query.pattern not in paths):
+            return None
+        rows = self.rows(query)
+        # the nodes that lack a relationship are often many: what L1 learns is the query
+        if not rows or (len(rows) > self.max_answers and not any(f.op in EXISTENCE for f in query.filters)):
+            return None
+        columns = query.projection.aliases
+        if any(row.get(columns[-1]) is None for row in rows) or (
+            query.projection.aggregate == "count" and rows[0].get("count") == 0
+        ):
+            return None
+        return rows
+
+
+def language_row(
+    plan: LanguagePlan, rows: list[dict], names: dict[str, str], seed: int, started: float
+) -> SynthesisRow:
+    """The synthesis row of a kept question: its query and its answers (nodes by name, values as
+    text, a row's columns joined)."""
+    query = plan.query
+    columns = query.projection.aliases
+    ids = [row["id"] for row in rows if "id" in columns and row.get("id") is not None]
+    answers = [
+        ", ".join(str(names.get(row[c], row[c]) if is_node_column(c) else row[c]) for c in columns) for row in rows
+    ]
+    anchors = []
+    if not query.pattern.anchor.is_label_root and plan.anchor_name:
+        ref = query.pattern.anchor
+        anchors = [
+            AnchorRow(
+                mention=plan.anchor_name,
+                id=ref.id,
+                name=plan.anchor_name,
+                labels=list(ref.labels),
+                method="graph",
+                score=1.0,
+            )
+        ]
+    return SynthesisRow(
+        qid=plan.qid,
+        question=plan.question,
+        hops=len(query.pattern.steps),
+        qtype="graph:" + plan.form,
+        split=split_of(plan.qid),
+        answers=answers,
+        answer_ids=ids,
+        mentions=[a.mention for a in anchors],
+        anchors=anchors,
+        status="ok",
+        reason=None,
+        cypher=render_query(query),
+        pattern=query.pattern.to_dict(),
+        query=query.to_dict(),
+        hits=len(rows),
+        total=len(rows),
+        precision=1.0,
+        recall=1.0,
+        alternatives=[],
+        closest=None,
+        enumerated=1,
+        timeouts=[],
+        hubs_skipped=0,
+        source={"kind": "graph", "seed": seed, "form": plan.form, "marked": False, "template": None},
+        timings={"total": round(time.perf_counter() - started, 5)},
+    )
+
+
+def name_of(store, ids: list[str]) -> dict[str, str]:
+    """Node ids -> their naming values."""
+    if not ids:
+        return {}
+    return {n["id"]: str(n["name"]) for n in store.nodes_by_id(ids) if n.get("name") is not None}
