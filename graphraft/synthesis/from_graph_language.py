@@ -94,152 +94,179 @@ class LanguagePlanner:
     # ------------------------------------------------------------------ one question a form
     def plan(self, form: str, rng: random.Random, anchors: list[tuple[AnchorRef, str]]) -> tuple[Query, str] | None:
         """A query of the form and its question, or None where the graph offers none."""
+        return getattr(self, f"_{form}")(rng, anchors)
+
+    def _them(self, label: str) -> str:
+        return self.verbaliser.noun((label,), many=True)
+
+    def _one(self, label: str) -> str:
+        return self.verbaliser.noun((label,))
+
+    def _keys(self, rng: random.Random, kind: str) -> tuple[Pattern, str, list[str]] | None:
+        """A label (by the seed), its root, and its keys of a kind: ``number``, ``text`` (texts of
+        many values, the name last resort) or ``few`` (texts of a few values)."""
         labels = sorted(self.schema.labels)
-        label = rng.choice(labels) if labels else None
-        them = lambda lab: self.verbaliser.noun((lab,), many=True)  # noqa: E731
-        one = lambda lab: self.verbaliser.noun((lab,))  # noqa: E731
-        if form in ("filter", "contains", "value", "top", "aggregate"):
-            if label is None:
-                return None
-            root = Pattern(AnchorRef(None, (label,)), (), 0)
-            props = self.schema.properties.get(label, {})
-            numeric = sorted(k for k, info in props.items() if info.type in NUMERIC)
-            texts = sorted(k for k, info in props.items() if info.type == "string" and not info.values)
-            # a text other than the name first: a name's words are the anchors' business
-            texts = [k for k in texts if k != self.naming(label)] or texts
-            few = sorted(k for k, info in props.items() if info.type == "string" and info.values)
-            if form == "filter" and numeric:
-                key = rng.choice(numeric)
-                values = [v for v in self.values(label, key) if _number(v)]
-                if not values:
-                    return None
-                value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))
-                words = rng.choice(COMPARISON_WORDS[op])
-                said = f"{words} {value}".strip()
-                question = rng.choice(
-                    [
-                        f"which {them(label)} have a {_key_words(key)} {said}",
-                        f"list the {them(label)} whose {_key_words(key)} is {said}",
-                        f"{them(label)} with {_key_words(key)} {said}",
-                    ]
-                )
-                return Query(root, (Filter(0, key, op, value),)), question
-            if form == "contains" and texts:
-                key = rng.choice(texts)
-                words = sorted(
-                    {w for v in self.values(label, key) if isinstance(v, str) for w in re.findall(r"[A-Za-z]{4,}", v)}
-                )
-                if not words:
-                    return None
-                word = rng.choice(words)
-                question = rng.choice(
-                    [
-                        f"which {them(label)} have a {_key_words(key)} containing '{word}'",
-                        f"{them(label)} whose {_key_words(key)} contains the word '{word}'",
-                    ]
-                )
-                return Query(root, (Filter(0, key, "CONTAINS", word),)), question
-            if form == "value" and few:
-                key = rng.choice(few)
-                value = rng.choice([v for v in props[key].values or [] if isinstance(v, str) and v.strip()] or [None])
-                if value is None:
-                    return None
-                question = rng.choice(
-                    [
-                        f"which {them(label)} have {_key_words(key)} {value}",
-                        f"the {them(label)} whose {_key_words(key)} is {value}",
-                    ]
-                )
-                return Query(root, (Filter(0, key, "=", value),)), question
-            if form == "top" and numeric:
-                key, descending, k = rng.choice(numeric), rng.random() < 0.5, rng.choice((1, 3, 5))
-                most = "highest" if descending else "lowest"
-                question = (
-                    f"which {one(label)} has the {most} {_key_words(key)}"
-                    if k == 1
-                    else rng.choice(
-                        [
-                            f"the {k} {them(label)} with the {most} {_key_words(key)}",
-                            f"list {k} {them(label)} with the {most} {_key_words(key)}",
-                        ]
-                    )
-                )
-                return Query(root, order=Order(key, descending, before=True), limit=k), question
-            if form == "aggregate":
-                if not numeric or rng.random() < 0.25:
-                    return Query(root, projection=Projection(aggregate="count")), rng.choice(
-                        [f"how many {them(label)} are there", f"count the {them(label)}"]
-                    )
-                key, fn = rng.choice(numeric), rng.choice(sorted(AGGREGATE_WORDS))
-                question = rng.choice(
-                    [
-                        f"what is the {AGGREGATE_WORDS[fn]} {_key_words(key)} of all {them(label)}",
-                        f"the {AGGREGATE_WORDS[fn]} {_key_words(key)} among {them(label)}",
-                    ]
-                )
-                return Query(root, projection=Projection(aggregate=fn, key=key)), question
+        if not labels:
             return None
-        if form in ("most", "lacking"):
-            links = sorted((p.source, p.type, p.target) for p in self.schema.patterns)
-            if not links:
+        label = rng.choice(labels)
+        props = self.schema.properties.get(label, {})
+        if kind == "number":
+            keys = sorted(k for k, info in props.items() if info.type in NUMERIC)
+        elif kind == "few":
+            keys = sorted(k for k, info in props.items() if info.type == "string" and info.values)
+        else:  # a text other than the name first: a name's words are the anchors' business
+            keys = sorted(k for k, info in props.items() if info.type == "string" and not info.values)
+            keys = [k for k in keys if k != self.naming(label)] or keys
+        return (Pattern(AnchorRef(None, (label,)), (), 0), label, keys) if keys else None
+
+    def _filter(self, rng, anchors):
+        found = self._keys(rng, "number")
+        if found is None:
+            return None
+        root, label, keys = found
+        key = rng.choice(keys)
+        values = [v for v in self.values(label, key) if _number(v)]
+        if not values:
+            return None
+        value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))
+        said, them, words = f"{rng.choice(COMPARISON_WORDS[op])} {value}".strip(), self._them(label), _key_words(key)
+        forms = [f"which {them} have a {words} {said}", f"list the {them} whose {words} is {said}"]
+        question = rng.choice([*forms, f"{them} with {words} {said}"])
+        return Query(root, (Filter(0, key, op, value),)), question
+
+    def _contains(self, rng, anchors):
+        found = self._keys(rng, "text")
+        if found is None:
+            return None
+        root, label, keys = found
+        key = rng.choice(keys)
+        texts = [v for v in self.values(label, key) if isinstance(v, str)]
+        words = sorted({w for v in texts for w in re.findall(r"[A-Za-z]{4,}", v)})
+        if not words:
+            return None
+        word, them, named = rng.choice(words), self._them(label), _key_words(key)
+        question = rng.choice(
+            [f"which {them} have a {named} containing '{word}'", f"{them} whose {named} contains the word '{word}'"]
+        )
+        return Query(root, (Filter(0, key, "CONTAINS", word),)), question
+
+    def _value(self, rng, anchors):
+        found = self._keys(rng, "few")
+        if found is None:
+            return None
+        root, label, keys = found
+        key = rng.choice(keys)
+        values = [v for v in self.schema.properties[label][key].values or [] if isinstance(v, str) and v.strip()]
+        if not values:
+            return None
+        value, them, named = rng.choice(values), self._them(label), _key_words(key)
+        question = rng.choice([f"which {them} have {named} {value}", f"the {them} whose {named} is {value}"])
+        return Query(root, (Filter(0, key, "=", value),)), question
+
+    def _top(self, rng, anchors):
+        found = self._keys(rng, "number")
+        if found is None:
+            return None
+        root, label, keys = found
+        key, descending, k = rng.choice(keys), rng.random() < 0.5, rng.choice((1, 3, 5))
+        most, named, them = "highest" if descending else "lowest", _key_words(key), self._them(label)
+        if k == 1:
+            question = f"which {self._one(label)} has the {most} {named}"
+        else:
+            question = rng.choice([f"{lead} {k} {them} with the {most} {named}" for lead in ("the", "list")])
+        return Query(root, order=Order(key, descending, before=True), limit=k), question
+
+    def _aggregate(self, rng, anchors):
+        found = self._keys(rng, "number")
+        labels = sorted(self.schema.labels)
+        if found is None or rng.random() < 0.25:  # how many: any label
+            if not labels:
                 return None
-            source, kind, target = rng.choice(links)
-            outgoing = rng.random() < 0.5
-            root_label, other = (source, target) if outgoing else (target, source)
-            verb = " ".join(words_of(kind)) or kind.lower()
-            if form == "most":
-                pattern = Pattern(AnchorRef(None, (root_label,)), (Step(kind, outgoing, (other,)),), 1)
-                projection = Projection(aggregate="count", group=0)
-                question = (
-                    f"which {one(root_label)} {verb} the most {them(other)}"
-                    if outgoing
-                    else f"which {one(root_label)} was {verb} by the most {them(other)}"
-                )
-                return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
-            pattern = Pattern(AnchorRef(None, (root_label,)), (), 0)
-            lacking = Filter(0, kind, "NOT EXISTS", other, outgoing=outgoing)
-            question = (
-                f"which {them(root_label)} {verb} no {one(other)}"
-                if outgoing
-                else f"which {them(root_label)} no {one(other)} {verb}"
-            )
-            return Query(pattern, (lacking,)), question
+            label = found[1] if found is not None else rng.choice(labels)
+            root = Pattern(AnchorRef(None, (label,)), (), 0)
+            question = rng.choice([f"how many {self._them(label)} are there", f"count the {self._them(label)}"])
+            return Query(root, projection=Projection(aggregate="count")), question
+        root, label, keys = found
+        key, fn = rng.choice(keys), rng.choice(sorted(AGGREGATE_WORDS))
+        words, named, them = AGGREGATE_WORDS[fn], _key_words(key), self._them(label)
+        question = rng.choice([f"what is the {words} {named} of all {them}", f"the {words} {named} among {them}"])
+        return Query(root, projection=Projection(aggregate=fn, key=key)), question
+
+    def _link(self, rng) -> tuple[str, str, str, bool] | None:
+        """A relationship of the schema seen from one end (by the seed): (its type, the root's
+        label, the other end's label, outgoing from the root)."""
+        links = sorted((p.source, p.type, p.target) for p in self.schema.patterns)
+        if not links:
+            return None
+        source, kind, target = rng.choice(links)
+        outgoing = rng.random() < 0.5
+        return (kind, source, target, True) if outgoing else (kind, target, source, False)
+
+    def _most(self, rng, anchors):
+        found = self._link(rng)
+        if found is None:
+            return None
+        kind, root, other, outgoing = found
+        verb = " ".join(words_of(kind)) or kind.lower()
+        pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 1)
+        if outgoing:
+            question = f"which {self._one(root)} {verb} the most {self._them(other)}"
+        else:
+            question = f"which {self._one(root)} was {verb} by the most {self._them(other)}"
+        projection = Projection(aggregate="count", group=0)
+        return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
+
+    def _lacking(self, rng, anchors):
+        found = self._link(rng)
+        if found is None:
+            return None
+        kind, root, other, outgoing = found
+        verb = " ".join(words_of(kind)) or kind.lower()
+        lacking = Filter(0, kind, "NOT EXISTS", other, outgoing=outgoing)
+        if outgoing:
+            question = f"which {self._them(root)} {verb} no {self._one(other)}"
+        else:
+            question = f"which {self._them(root)} no {self._one(other)} {verb}"
+        return Query(Pattern(AnchorRef(None, (root,)), (), 0), (lacking,)), question
+
+    def _lookup(self, rng, anchors):
         if not anchors:
             return None
         ref, name = rng.choice(anchors)
-        if form == "lookup":
-            node_labels = ref.labels
-            props = {}
-            for lab in node_labels:
-                props.update(self.schema.properties.get(lab, {}))
-            named = {self.naming(lab) for lab in node_labels}  # "the name of X" asks nothing
-            keys = sorted(k for k, info in props.items() if info.type in NUMERIC | {"string"} and k not in named)
-            if not keys:
-                return None
-            key = rng.choice(keys)
-            words = _key_words(key)
-            question = rng.choice([f"what is the {words} of {name}", f"tell me the {words} of {name}"])
-            return Query(Pattern(ref, (), 0), projection=Projection((key,))), question
-        if form == "count":  # along a relationship the node has
-            rows = self.store.read(
-                f"MATCH (a{label_expression((self.store.entity_label,))} {{id: $id}})-[r]-(b) "
-                "RETURN DISTINCT type(r) AS type, startNode(r) = a AS outgoing, labels(b) AS labels",
-                {"id": ref.id},
-                timeout_ms=self.timeout_ms,
-            )
-            steps = [
-                Step(r["type"], bool(r["outgoing"]), tuple(domain_labels(r["labels"])[:1]))
-                for r in rows
-                if domain_labels(r["labels"])
-            ]
-            if not steps:
-                return None
-            step = rng.choice(sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels)))
-            verb = " ".join(words_of(step.type)) or step.type.lower()
-            others = them(step.labels[0])
-            question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
-            return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
-        return None
+        props: dict = {}
+        for label in ref.labels:
+            props.update(self.schema.properties.get(label, {}))
+        named = {self.naming(label) for label in ref.labels}  # "the name of X" asks nothing
+        keys = sorted(k for k, info in props.items() if info.type in NUMERIC | {"string"} and k not in named)
+        if not keys:
+            return None
+        key = rng.choice(keys)
+        words = _key_words(key)
+        question = rng.choice([f"what is the {words} of {name}", f"tell me the {words} of {name}"])
+        return Query(Pattern(ref, (), 0), projection=Projection((key,))), question
+
+    def _count(self, rng, anchors):
+        """How many nodes one of the node's own relationships reaches."""
+        if not anchors:
+            return None
+        ref, name = rng.choice(anchors)
+        rows = self.store.read(
+            f"MATCH (a{label_expression((self.store.entity_label,))} {{id: $id}})-[r]-(b) "
+            "RETURN DISTINCT type(r) AS type, startNode(r) = a AS outgoing, labels(b) AS labels",
+            {"id": ref.id},
+            timeout_ms=self.timeout_ms,
+        )
+        steps = [
+            Step(r["type"], bool(r["outgoing"]), tuple(domain_labels(r["labels"])[:1]))
+            for r in rows
+            if domain_labels(r["labels"])
+        ]
+        if not steps:
+            return None
+        step = rng.choice(sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels)))
+        verb, others = " ".join(words_of(step.type)) or step.type.lower(), self._them(step.labels[0])
+        question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
+        return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
 
     def keep(self, query: Query, question: str, paths: list[Pattern] | None) -> list[dict] | None:
         """The query's rows when it is a question worth training on: one `ask` can write for the
