@@ -300,3 +300,17 @@ def test_a_filter_that_negates_a_stated_value_or_an_unstated_limit_says_less():
     bare = Query(MOVIE_ROOT, (Filter(0, "country", "IS NOT NULL"),))
     said = "movies made in france"
     assert min([bare, country], key=lambda q: simplicity(q, question_literals(said), said)) == country
+
+
+def test_of_two_paths_alike_the_one_whose_names_the_question_echoes_wins():
+    """The same people wrote and directed 'Speed Racer': "who directed it" teaches DIRECTED,
+    though WROTE is the shorter text; the words need only begin alike ("directors")."""
+    from graphraft.synthesis.synthesizer import echoed_words, simplicity
+
+    racer = AnchorRef("Movie:Speed Racer", ("Movie",))
+    wrote, directed = (Query(Pattern(racer, (Step(kind, False, ("Person",)),), 1)) for kind in ("WROTE", "DIRECTED"))
+    for question in ("Who directed 'Speed Racer'?", "Name the directors of 'Speed Racer'."):
+        literals, names = question_literals(question), {racer.id: "Speed Racer"}
+        assert min([wrote, directed], key=lambda q, t=question, lit=literals: simplicity(q, lit, t, names)) == directed
+    assert echoed_words(wrote, "Who has written 'Speed Racer'?") == set()  # too little alike to say
+    assert min([wrote, directed], key=lambda q: simplicity(q, question_literals("x"), "x")) == wrote

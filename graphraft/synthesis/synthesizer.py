@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -39,6 +40,7 @@ from graphraft.synthesis.reproduce import reproduce
 from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
 from graphraft.synthesis.results import result_key
 from graphraft.synthesis.rows import AnchorRow, RankedQuery, SynthesisRow, done_qids
+from graphraft.synthesis.verbalise import words_of
 
 
 class SynthesisConfig(StageConfig):
@@ -273,10 +275,40 @@ def simplicity(
         query.pattern.anchor.is_label_root,
         unstated - len(said),
         len(query.pattern.steps),
+        -len(echoed_words(query, question)),
         clauses,
         len(render_query(query)),
         render_query(query),
     )
+
+
+def echoed_words(query: Query, question: str) -> set[str]:
+    """The words of the query's schema names (its relationship types, the keys it filters,
+    returns and orders by) that the question echoes: a word of the question beginning as the
+    name's word does, all but its last three letters alike and at least three ("directed" and
+    "directors", "acted" and "actors"; not "wrote" and "written")."""
+    names = [step.type for step in query.pattern.steps]
+    names += [item.key for item in query.filters]
+    names += list(query.projection.properties) + [query.projection.key or ""]
+    names += [key for _, key in query.projection.others if key] + [key for _, key in query.projection.edges]
+    if query.order is not None:
+        names.append(query.order.by)
+    spoken = re.findall(r"[a-z]+", question.casefold())
+    return {
+        word
+        for name in names
+        for word in words_of(name)
+        if any(_prefix(word, t) >= max(3, min(len(word), len(t)) - 3) for t in spoken)
+    }
+
+
+def _prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 # ---------------------------------------------------------------------------------- output
