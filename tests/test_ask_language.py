@@ -196,3 +196,14 @@ def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):
     )
     with pytest.raises(InputFileError, match=r"questions.jsonl:2: 'id' must be a non-empty string"):
         list(read_question_file(path))
+
+
+def test_a_propertys_distinct_values_alone_are_answered(asker):
+    """The birth years of the actors, each once, no person beside them: values, not nodes."""
+    wanted = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN DISTINCT n0.born AS born ORDER BY born ASC"
+    answer = asker(wanted).ask("in which years were the actors born")
+    assert answer.queries[0].cypher == wanted
+    years = sorted({PEOPLE[p]["born"] for p, _ in ACTED_IN if "born" in PEOPLE[p]})
+    assert [row["born"] for row in answer.values] == years
+    assert not answer.retrieved  # no node is an answer
+    assert [tuple(row) for row in answer_rows(answer, use_selection=False)] == [(y,) for y in years]

@@ -202,6 +202,22 @@ CASES = {
             if any(n == m for _, n in ACTED_IN) and max(PEOPLE[p]["born"] for p, n in ACTED_IN if n == m) >= 1964
         },
     ),
+    "a property's distinct values alone": (
+        Query(Pattern(PEOPLE_ROOT, (ACTED,), 0), projection=Projection(("born",), values=True)),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN DISTINCT n0.born AS born",
+        {(PEOPLE[p].get("born"),) for p, _ in ACTED_IN},
+    ),
+    "values alone, ordered": (
+        Query(
+            Pattern(KEANU, (ACTED,), 1),
+            projection=Projection(("released", "title"), values=True),
+            order=Order("released", True),
+            limit=2,
+        ),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) '
+        "RETURN DISTINCT n1.released AS released, n1.title AS title ORDER BY released DESC LIMIT 2",
+        set(sorted(((MOVIES[m]["released"], MOVIES[m]["title"]) for m in acted("p:keanu")), reverse=True)[:2]),
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",

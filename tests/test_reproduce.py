@@ -25,6 +25,14 @@ PEOPLE_ACTING = Pattern(AnchorRef(None, ("Person",)), (ACTED,), 1)
 
 # (question, the query that gives the gold result)
 CASES = {
+    "a property's values alone": (
+        "in which years were the people born who acted in movies after 1996",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (ACTED,), 0),
+            (Filter(1, "released", ">", 1996),),
+            Projection(("born",), values=True),
+        ),
+    ),
     "a count": (
         "how many movies did Keanu Reeves act in",
         Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count")),

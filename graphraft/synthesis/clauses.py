@@ -236,6 +236,10 @@ class ClauseSpace:
             for projection, following in self.projections(pattern):
                 decided = replace(partial, projection=projection, stage=following)
                 out.append((returns_piece(decided.query()), decided))
+            # a property's distinct values alone, no ids (more properties may follow)
+            for key in self.properties(pattern.labels_of(pattern.target)):
+                decided = replace(partial, projection=Projection((key,), values=True), stage="properties")
+                out.append((returns_piece(decided.query()), decided))
             if self.literals.limits and not (pattern.target == 0 and not pattern.anchor.is_label_root):
                 # the first k target nodes by a property that is not returned
                 for key in self.properties(pattern.labels_of(pattern.target)):
@@ -257,15 +261,14 @@ class ClauseSpace:
         if stage == "properties":
             projection = partial.projection or Projection()
             before = partial.order is not None and partial.order.before
-            out = [("", replace(partial, stage="end" if before else "others"))]
+            out = [("", replace(partial, stage="end" if before else "order" if projection.values else "others"))]
             if len(projection.properties) < self.max_properties:
                 chosen = projection.properties
                 taken = {alias(k) for k in chosen} | {"id"}
                 for key in self.properties(pattern.labels_of(pattern.target)):
                     if (not chosen or key > chosen[-1]) and alias(key) not in taken:
-                        out.append(
-                            (property_piece(pattern, key), replace(partial, projection=Projection(chosen + (key,))))
-                        )
+                        more = replace(projection, properties=chosen + (key,))
+                        out.append((property_piece(pattern, key), replace(partial, projection=more)))
             return out
         if stage == "others":
             projection = partial.projection or Projection()
@@ -290,7 +293,7 @@ class ClauseSpace:
             return out
         if stage == "order":
             out = [("", replace(partial, stage="limit"))]
-            for column in (partial.projection or Projection()).columns[1:]:
+            for column in (partial.projection or Projection()).orderable:
                 for descending in (False, True):
                     order = Order(column, descending)
                     out.append((order_piece(order), replace(partial, order=order, stage="limit")))

@@ -132,7 +132,8 @@ class Projection:
     their property ``key``, or of the ``step``-th relationship's: the average rating of the
     reviews), per node ``group`` of the path when given; ``having`` ``(op, number)``: only the
     groups whose aggregate compares so (people who directed more than 2 movies), the aggregate
-    returned beside them unless ``hidden``."""
+    returned beside them unless ``hidden``. ``values``: the target's properties alone, without its
+    ids (``RETURN DISTINCT n1.born AS born``: the distinct birth years, not one row a person)."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -143,8 +144,11 @@ class Projection:
     step: int | None = None
     having: tuple[str, int | float] | None = None
     hidden: bool = False
+    values: bool = False
 
     def __post_init__(self) -> None:
+        if self.values and (self.aggregate is not None or not self.properties or self.beside):
+            raise ValueError("values alone are the target's properties, one or more, and nothing else")
         if self.having is not None:
             op, value = self.having
             if self.group is None or op not in COMPARISONS:
@@ -178,12 +182,19 @@ class Projection:
     def columns(self) -> tuple[str, ...]:
         """What it returns: ``id``, then the properties' keys, the other nodes' columns and the
         relationships', or the aggregate's name."""
+        if self.values:
+            return self.properties
         if self.aggregate is None:
             others = (other_column(*o) for o in self.others)
             return ("id", *self.properties, *others, *(edge_column(*e) for e in self.edges))
         if self.hidden:
             return ("id",)
         return (("id",) if self.group is not None else ()) + (self.aggregate,)
+
+    @property
+    def orderable(self) -> tuple[str, ...]:
+        """The columns an ORDER BY may name: every one but the ids."""
+        return self.columns if self.values else self.columns[1:]
 
     @property
     def beside(self) -> bool:
@@ -244,9 +255,9 @@ class Query:
                 # one text, one query: the target is not written, so it is the path's last node
                 raise ValueError("a relationship's aggregate asks for the path's last node")
         if self.order is not None and self.order.before:
-            if self.projection.aggregate is not None or self.projection.beside:
+            if self.projection.aggregate is not None or self.projection.beside or self.projection.values:
                 raise ValueError("an order before the projection returns the target's ids and properties only")
-        elif self.order is not None and self.order.by not in self.projection.columns[1:]:
+        elif self.order is not None and self.order.by not in self.projection.orderable:
             raise ValueError(f"ORDER BY {self.order.by!r}: not a column the query returns")
         if self.order is not None and self.projection.aggregate and group is None:
             raise ValueError("one aggregate row has nothing to order")
@@ -256,6 +267,8 @@ class Query:
     @property
     def returns_nodes(self) -> bool:
         """Its ``id`` column holds nodes (a node answer, or the group an aggregate is per)."""
+        if self.projection.values:
+            return False
         return self.projection.aggregate is None or self.projection.group is not None
 
     def to_dict(self) -> dict[str, Any]:
@@ -282,6 +295,8 @@ class Query:
                 data["projection"]["others"] = [list(item) for item in self.projection.others]
             if self.projection.edges:
                 data["projection"]["edges"] = [list(item) for item in self.projection.edges]
+            if self.projection.values:
+                data["projection"]["values"] = True
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
             if self.order.before:
@@ -317,6 +332,7 @@ class Query:
                 projection.get("step"),
                 tuple(projection["having"]) if projection.get("having") else None,
                 bool(projection.get("hidden", False)),
+                bool(projection.get("values", False)),
             )
             if projection
             else Projection(),
@@ -368,6 +384,9 @@ def returns_piece(query: Query) -> str:
     target = pattern.variable(pattern.target)
     if query.order is not None and query.order.before:
         return f" RETURN {target}.id AS id"  # the nodes are distinct already
+    if projection.values:  # the first property; the others follow (``property_piece``)
+        first = projection.properties[0]
+        return f" RETURN DISTINCT {target}.{quote_identifier(first)} AS {alias(first)}"
     if projection.aggregate is None:
         return f" RETURN DISTINCT {target}.id AS id"
     if projection.aggregate == "count":
@@ -433,7 +452,8 @@ def render_query(query: Query, graph_label: str | None = None) -> str:
     before = query.order is not None and query.order.before
     if before:
         text += before_piece(pattern, query.order) + (limit_piece(query.limit) if query.limit is not None else "")
-    text += returns_piece(query) + "".join(property_piece(pattern, key) for key in query.projection.properties)
+    following = query.projection.properties[1:] if query.projection.values else query.projection.properties
+    text += returns_piece(query) + "".join(property_piece(pattern, key) for key in following)
     if query.projection.having is not None and not query.projection.hidden:
         text += having_piece(query.projection)
     text += "".join(other_piece(pattern, node, key) for node, key in query.projection.others)

@@ -67,6 +67,9 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
         if following != "properties":
             yield projection
             continue
+        for size in range(1, clauses.max_properties + 1):  # values alone, no ids
+            for chosen in itertools.combinations(keys, size):
+                yield Projection(chosen, values=True)
         for size in range(clauses.max_properties + 1):
             for chosen in itertools.combinations(keys, size):
                 for count in range(clauses.max_others + 1):
@@ -193,6 +196,10 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     the distinct target nodes of the bindings, when already known)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
+    if projection.values:  # DISTINCT over the values: targets sharing them give one row
+        if targets is None:
+            targets = list({b[target].get("id"): b[target] for b in bindings}.values())
+        return list(dict.fromkeys(tuple(t.get(k) for k in projection.properties) for t in targets))
     if projection.aggregate is None and projection.beside:
         beside = [(pattern.variable(node), key or "id") for node, key in projection.others]
         beside += [(f"r{step}", key) for step, key in projection.edges]
@@ -247,6 +254,8 @@ def _ordered(rows: list[tuple], column: int, descending: bool) -> list[tuple]:
 def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
     """Whether a projection can give rows as wide as the gold's (a row's values counted once: an
     id named like one of the properties beside it counts once)."""
+    if projection.values:
+        return len(projection.properties) in widths
     if projection.aggregate is None:
         width = len(projection.properties) + len(projection.others) + len(projection.edges) + 1
         nodes = 1 + sum(key is None for _, key in projection.others)  # each may be named beside it
@@ -337,9 +346,13 @@ def reproduce(
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
             limited = len(gold) in clauses.literals.limits
             for projection in shaped:
-                if projection.aggregate is None and (
-                    (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
-                    or (len(targets) < len(gold) and not projection.beside)  # a row per target exactly
+                if (
+                    projection.aggregate is None
+                    and not projection.values
+                    and (
+                        (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
+                        or (len(targets) < len(gold) and not projection.beside)  # a row per target exactly
+                    )
                 ):
                     continue
                 query = Query(pattern, filters, projection)
@@ -352,7 +365,8 @@ def reproduce(
                 if len(full) < len(gold) or len(gold) not in clauses.literals.limits:
                     continue
                 limit = len(gold)
-                for index, column in enumerate(projection.columns[1:], 1):
+                start = 0 if projection.values else 1  # the columns an order may name
+                for index, column in enumerate(projection.columns[start:], start):
                     for descending in (False, True):
                         ordered = _ordered(full, index, descending)
                         if ordered and result_key(ordered[:limit], names) == gold:
@@ -362,7 +376,7 @@ def reproduce(
             # the first k target nodes by a property not returned (an order before the projection)
             if len(gold) >= len(targets) or len(gold) not in clauses.literals.limits:
                 continue
-            plain = [p for p in shaped if p.aggregate is None and not p.beside]
+            plain = [p for p in shaped if p.aggregate is None and not p.beside and not p.values]
             if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
                 continue
             for key in clauses.properties(pattern.labels_of(pattern.target)):
