@@ -160,12 +160,6 @@ class Settings(BaseSettings):
         description="How L1 finds its top queries: exact best-first search over the candidate tree, "
         "or Hugging Face beam search (the reference).",
     )
-    scoring: Literal["sequence", "choices"] = Field(
-        "sequence",
-        description="How the exact search scores a query: its tokens' summed log-probabilities "
-        "(sequence), or only its decisions, each token's probability among those the candidates "
-        "allow there (choices).",
-    )
     similarity_floor: float = Field(SIMILARITY_FLOOR, ge=-1.0, le=1.0, description="Vector resolution threshold.")
     max_candidates: int = Field(MAX_CANDIDATES, gt=0, description="Anchors kept for an ambiguous mention.")
     # None turns the character match off (a name dictionary of every node is read on first use)

@@ -4,8 +4,6 @@ call, with or without the prompt cache; and nothing but candidates."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -150,57 +148,6 @@ def test_search_returns_exactly_the_brute_force_top_m(tiny, names_, m, budget, s
     assert all(index.query_for(r.sequence) in candidates for r in found)
     assert len({r.sequence for r in found}) == len(found)
     assert stats.calls >= 1
-
-
-def choice_scores(model, prompt: list[int], trie) -> dict[tuple[int, ...], float]:
-    """Each sequence's summed log-probability of its decisions: at every prefix where the trie
-    allows several tokens, the chosen one's log-probability among them; forced tokens add 0."""
-    scores = {}
-    with torch.no_grad():
-        for sequence in trie.sequences:
-            ids = torch.tensor([prompt + list(sequence)])
-            logprobs = torch.log_softmax(model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float(), dim=-1)
-            total = 0.0
-            for i, token in enumerate(sequence):
-                allowed = trie.next_tokens(sequence[:i])
-                if len(allowed) > 1:
-                    total += (logprobs[i, token] - torch.logsumexp(logprobs[i, allowed], dim=0)).item()
-            scores[tuple(sequence)] = total
-    return scores
-
-
-@given(
-    candidate_sets,
-    st.integers(min_value=1, max_value=5),
-    st.sampled_from([1, 7, 100_000]),
-    st.integers(min_value=0, max_value=10_000),
-)
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_choices_scoring_returns_the_brute_force_top_m_of_decisions(tiny, names_, m, budget, seed):
-    """Scored by decisions only (the chosen token among those allowed, forced tokens free),
-    the search is still exactly the brute-force top m, and a query that is one token longer
-    than another where nothing is decided scores the same."""
-    model, tokenizer = tiny
-    candidates = [rendered(name, 1 + i % 3) for i, name in enumerate(names_)]
-    index = CandidateIndex(tokenizer, candidates)
-    prompt = prompt_ids(tokenizer, l1_messages(f"question {seed}?"))
-    expected = sorted(choice_scores(model, prompt, index.trie).items(), key=lambda kv: -kv[1])
-    found = top_m(model, prompt, index.radix(), m, budget, scoring="choices")
-    assert len(found) == min(m, len(candidates))
-    for result, (sequence, score) in zip(found, expected):
-        assert result.score == pytest.approx(score, abs=1e-4)
-        assert result.sequence == sequence or abs(expected_score(expected, result.sequence) - score) < 1e-4
-    if len(candidates) == 1:  # nothing to decide: the one query costs nothing
-        assert found[0].score == pytest.approx(0.0, abs=1e-6)
-    # the scores of all candidates are a distribution over them (decisions multiply out to 1)
-    assert math.fsum(math.exp(v) for v in dict(expected).values()) == pytest.approx(1.0, abs=1e-4)
-
-
-def test_unknown_scoring_is_refused(tiny):
-    model, tokenizer = tiny
-    index = CandidateIndex(tokenizer, [rendered("Ann", 1)])
-    with pytest.raises(ValueError, match="unknown scoring"):
-        top_m(model, [1, 2], index.radix(), 1, scoring="length")
 
 
 @given(

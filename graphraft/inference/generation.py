@@ -119,14 +119,11 @@ class ConstrainedGenerator(QueryGenerator):
         method: str = "exact",
         adapter: str | None = None,
         token_budget: int = DEFAULT_TOKEN_BUDGET,
-        scoring: str = "sequence",
     ):
         if method not in METHODS:
             raise ValueError(f"unknown decoding method {method!r}: choose {' or '.join(METHODS)}")
-        if method == "beam" and scoring != "sequence":
-            raise ConfigurationError("beam search scores whole sequences: use scoring 'sequence' or the exact search")
         self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
-        self.method, self.adapter, self.token_budget, self.scoring = method, adapter, token_budget, scoring
+        self.method, self.adapter, self.token_budget = method, adapter, token_budget
         self.prompts = PromptCache()
         self.stats = SearchStats()  # forward calls and tokens fed by the exact search, summed
         self._pieces_checked = False
@@ -203,7 +200,6 @@ class ConstrainedGenerator(QueryGenerator):
                     self.prompts,
                     self.stats,
                     check,
-                    scoring=self.scoring,
                 )
             for i, index, scored in zip(chunk, indexes, found):
                 results[i] = self._queries(index, [(r.sequence, r.score) for r in scored])

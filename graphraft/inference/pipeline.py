@@ -132,7 +132,6 @@ class GraphRAFT:
             l1_schema_hint(self.settings.l1_adapter, self.store),
             method=self.settings.decoding,
             adapter="l1" if self.settings.l1_adapter else BASE,
-            scoring=self.settings.scoring,
         )
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
         self.resolver = resolver_for(self.store, self.settings)

@@ -34,13 +34,12 @@ from graphraft.inference.decoding.tree_attention import (
 )
 
 DEFAULT_TOKEN_BUDGET = 48  # tokens per call: measured best of 16-128 on a 2-core CPU
-SCORINGS = ("sequence", "choices")
 
 
 @dataclass(frozen=True)
 class Scored:
     sequence: tuple[int, ...]
-    score: float  # summed log-probability of the sequence after the prompt (see ``scoring``)
+    score: float  # summed log-probability of the sequence after the prompt
 
 
 @dataclass
@@ -62,10 +61,9 @@ def top_m(
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     prefix: PromptCache | None = None,
     stats: SearchStats | None = None,
-    scoring: str = "sequence",
 ) -> list[Scored]:
     """The ``m`` best sequences of the tree (fewer if it has fewer), best first."""
-    return top_m_many(model, [prompt], [root], m, token_budget, prefix, stats, scoring=scoring)[0]
+    return top_m_many(model, [prompt], [root], m, token_budget, prefix, stats)[0]
 
 
 def top_m_many(
@@ -77,27 +75,16 @@ def top_m_many(
     prefix: PromptCache | None = None,
     stats: SearchStats | None = None,
     check: Callable[[], None] | None = None,
-    scoring: str = "sequence",
 ) -> list[list[Scored]]:
     """``top_m`` for several prompts and trees at once (a forest): every forward call feeds
     the branches of all searches still running, each within its own token budget, so a call
     is wider and the calls fewer than one question at a time. The beginning the prompts
     share is fed once; each prompt's rest is a branch below it, its tree below that. Each
     search's result is exactly what it would be alone. ``check`` runs before every forward
-    call (an overall deadline raises there).
-
-    ``scoring``: "sequence" sums each token's log-probability over the whole vocabulary (what
-    beam search scores); "choices" sums, at each place where the tree branches, the log of the
-    chosen token's probability among the tokens the tree allows there, so a token the tree
-    forces costs nothing and a longer query pays only for its decisions (what masking the
-    logits and renormalising gives). Both only lower a score as a sequence grows, so the
-    search stays exact under either."""
-    if scoring not in SCORINGS:
-        raise ValueError(f"unknown scoring {scoring!r}: choose {' or '.join(SCORINGS)}")
+    call (an overall deadline raises there)."""
     stats = stats or SearchStats()
     searches = [
-        _Search(root, m, token_budget, scoring) if m >= 1 and (root.children or root.sequence) else None
-        for root in roots
+        _Search(root, m, token_budget) if m >= 1 and (root.children or root.sequence) else None for root in roots
     ]
     live = [i for i, search in enumerate(searches) if search is not None]
     if not live:
@@ -136,9 +123,8 @@ class _Search:
     """One question's best-first search; ``top_m_many`` feeds its branches and hands it back
     what the forward call computed."""
 
-    def __init__(self, root: RadixNode, m: int, budget: int, scoring: str = "sequence"):
+    def __init__(self, root: RadixNode, m: int, budget: int):
         self.root, self.m, self.budget = root, m, max(1, budget)
-        self.choices = scoring == "choices"
         self.remainder: tuple[int, ...] = ()  # prompt tokens to feed before the root, on the first call
         self.tick = itertools.count()
         self.queue: list = []  # (-value, tick, node, done); done: value is a finished candidate's score
@@ -255,8 +241,7 @@ class _Search:
                 rows.append(where.rows[i - 1])
                 tokens.append(node.edge[i])
             bounds.append(len(rows))
-        # scored by choices, an edge's tokens after its first are forced: they cost nothing
-        values = forward.logprobs(rows, tokens).tolist() if rows and not self.choices else [0.0] * len(rows)
+        values = forward.logprobs(rows, tokens).tolist() if rows else []
         edge_sum = {id(node): math.fsum(values[bounds[i] : bounds[i + 1]]) for i, (node, _) in enumerate(selected)}
 
         # exact scores: open nodes fed now have their key; the root starts at 0
@@ -281,8 +266,6 @@ class _Search:
                 if pairs
                 else []
             )
-            if self.choices:
-                firsts = _among_siblings(pairs, firsts)
             level = []
             for (node, child), value in zip(pairs, firsts):
                 bound = self.score[id(node)] + value
@@ -291,20 +274,3 @@ class _Search:
                     level.append(child)
                 else:
                     self.open(child, node, bound)
-
-
-def _among_siblings(pairs: list[tuple[RadixNode, RadixNode]], values: list[float]) -> list[float]:
-    """Each child's first-token log-probability renormalised over the distinct first tokens
-    of its parent's children (the tokens the tree allows there)."""
-    allowed: dict[int, dict[int, float]] = {}
-    for (node, child), value in zip(pairs, values):
-        allowed.setdefault(id(node), {})[child.edge[0]] = value
-    norm = {key: _logsumexp(list(tokens.values())) for key, tokens in allowed.items()}
-    return [value - norm[id(node)] for (node, _), value in zip(pairs, values)]
-
-
-def _logsumexp(values: list[float]) -> float:
-    top = max(values)
-    if top == -math.inf:
-        return top
-    return top + math.log(math.fsum(math.exp(v - top) for v in values))
