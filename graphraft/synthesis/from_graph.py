@@ -220,6 +220,7 @@ class GraphQuestionGenerator:
         if count == 0:
             return []
         planner = LanguagePlanner(self.store, self.verbaliser, cfg.seed, cfg.max_answers, cfg.timeout_ms)
+        names = dict((ref.id, name) for ref, name in anchors)
         plans: list[LanguagePlan] = []
         seen: set[str] = set()
         with (progress or SilentProgress()).task("planning the language's forms", count) as task:
@@ -232,10 +233,10 @@ class GraphQuestionGenerator:
                 if found is None:
                     continue
                 query, question = found
-                name = None
+                name, marked = None, False
                 if not query.pattern.anchor.is_label_root:
-                    name = dict((ref.id, n) for ref, n in anchors)[query.pattern.anchor.id]
-                    if rng.random() < cfg.marked_share:
+                    name, marked = names[query.pattern.anchor.id], rng.random() < cfg.marked_share
+                    if marked:
                         question = question.replace(name, f"[{name}]", 1)
                 text = render_query(query)
                 if text in seen:
@@ -244,7 +245,7 @@ class GraphQuestionGenerator:
                 if rows is None:
                     continue
                 seen.add(text)
-                plan = LanguagePlan(f"graph-s{cfg.seed}-language-{len(plans) + 1}", form, query, question, name)
+                plan = LanguagePlan(f"graph-s{cfg.seed}-language-{len(plans) + 1}", form, query, question, name, marked)
                 self._language_rows[plan.qid] = rows
                 plans.append(plan)
                 task.advance()
@@ -280,17 +281,19 @@ class GraphQuestionGenerator:
         """The paths `ask --language full` starts from for the question (None: no way to ask)."""
         if self.asking is None:
             return None
-        extractor, resolver = self.asking
-        refs = [a.ref for a in resolver.resolve_all(extractor.extract(question))]
+        refs = self._anchors_of(question)
         around = self.enumerator.all_patterns(refs, self.config.max_hops).candidates.values() if refs else []
         return language_paths(around, refs, self.store.schema())
+
+    def _anchors_of(self, question: str) -> list[AnchorRef]:
+        """The anchors `ask` finds in the question: its mentions (L0), resolved."""
+        extractor, resolver = self.asking
+        return [a.ref for a in resolver.resolve_all(extractor.extract(question))]
 
     def candidates(self, question: str) -> set[str]:
         """The queries `ask` would choose from for the question: its mentions (L0), their
         anchors, and every pattern around them."""
-        extractor, resolver = self.asking
-        anchors = resolver.resolve_all(extractor.extract(question))
-        return set(self.enumerator.all_patterns([a.ref for a in anchors], self.config.max_hops).candidates)
+        return set(self.enumerator.all_patterns(self._anchors_of(question), self.config.max_hops).candidates)
 
     # ------------------------------------------------------------------ rows
     def wording(self, plan: Plan) -> tuple[str, int, bool]:

@@ -53,10 +53,12 @@ class LanguagePlan:
     query: Query
     question: str
     anchor_name: str | None = None
+    marked: bool = False  # the anchor's name is marked [so] in the question
 
 
-def _key_words(key: str) -> str:
-    return " ".join(words_of(key)) or key
+def _key_words(identifier: str) -> str:
+    """A key's or a relationship type's words (``releaseYear`` -> "release year", ``ACTED_IN`` -> "acted in")."""
+    return " ".join(words_of(identifier)) or identifier.lower()
 
 
 def _number(value: Any) -> bool:
@@ -207,7 +209,7 @@ class LanguagePlanner:
         if found is None:
             return None
         kind, root, other, outgoing = found
-        verb = " ".join(words_of(kind)) or kind.lower()
+        verb = _key_words(kind)
         pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 1)
         if outgoing:
             question = f"which {self._one(root)} {verb} the most {self._them(other)}"
@@ -221,7 +223,7 @@ class LanguagePlanner:
         if found is None:
             return None
         kind, root, other, outgoing = found
-        verb = " ".join(words_of(kind)) or kind.lower()
+        verb = _key_words(kind)
         lacking = Filter(0, kind, "NOT EXISTS", other, outgoing=outgoing)
         if outgoing:
             question = f"which {self._them(root)} {verb} no {self._one(other)}"
@@ -264,7 +266,7 @@ class LanguagePlanner:
         if not steps:
             return None
         step = rng.choice(sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels)))
-        verb, others = " ".join(words_of(step.type)) or step.type.lower(), self._them(step.labels[0])
+        verb, others = _key_words(step.type), self._them(step.labels[0])
         question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
         return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
 
@@ -335,7 +337,7 @@ def language_row(
         enumerated=1,
         timeouts=[],
         hubs_skipped=0,
-        source={"kind": "graph", "seed": seed, "form": plan.form, "marked": False, "template": None},
+        source={"kind": "graph", "seed": seed, "form": plan.form, "marked": plan.marked, "template": None},
         timings={"total": round(time.perf_counter() - started, 5)},
     )
 

@@ -233,6 +233,10 @@ class Synthesizer:
         row.precision = row.recall = 1.0
 
 
+#: filters that compare with nothing the question states (a negated value, a null test, a lacking link)
+STATES_NOTHING = ("<>", *NULL_TESTS, *EXISTENCE)
+
+
 def simplicity(
     query: Query, literals: Literals | None = None, question: str = "", names: dict[str, str] | None = None
 ) -> tuple:
@@ -256,10 +260,8 @@ def simplicity(
             return True
         return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
 
-    said = {
-        item.value for item in query.filters if item.op not in ("<>", *NULL_TESTS, *EXISTENCE) and states(item.value)
-    }
-    unstated = sum(item.op in ("<>", *NULL_TESTS, *EXISTENCE) for item in query.filters)
+    said = {item.value for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
+    unstated = sum(item.op in STATES_NOTHING for item in query.filters)
     if query.limit is not None:
         if query.limit in stated and query.limit != 1:
             said.add(query.limit)
@@ -271,14 +273,15 @@ def simplicity(
             said.add(name)
     clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
     clauses += query.limit is not None
+    text = render_query(query)
     return (
         query.pattern.anchor.is_label_root,
         unstated - len(said),
         len(query.pattern.steps),
         -len(echoed_words(query, question)),
         clauses,
-        len(render_query(query)),
-        render_query(query),
+        len(text),
+        text,
     )
 
 
@@ -303,6 +306,7 @@ def echoed_words(query: Query, question: str) -> set[str]:
 
 
 def _prefix(a: str, b: str) -> int:
+    """How many letters two words share at their start."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
