@@ -1,9 +1,10 @@
 """Cold start on MetaQA: L1 trained on questions generated from the graph alone (no MetaQA
 question used for training or for writing phrases), then with 1 % and 10 % of the real training
-pairs added; Hit@1 per hop on MetaQA validation questions for each (a learning curve).
+pairs added, and self-trained on MetaQA's training questions with their answers removed; Hit@1
+per hop on MetaQA validation questions for each (a learning curve).
 
     python benchmarks/cold_start.py [--generated 3000] [--examples 2000] [--fractions 0,0.01,0.1]
-        [--limit 100] [--out outputs/cold_start]
+        [--self-train 500] [--rounds 2] [--limit 100] [--out outputs/cold_start]
 
 Each variant trains L1 with training/l1_cpu.yaml's settings on ``--examples`` examples: the
 generated questions, plus a stable sample of that fraction of the real training pairs (MetaQA's
@@ -13,6 +14,11 @@ under the constraint; its results in order) on ``--limit`` validation questions 
 exact-query match against the synthesis targets. Steps already done (a file, an adapter) are
 reused, so an interrupted run resumes. Writes OUT/cold_start.json and OUT/cold_start.png, and each
 variant's evaluation report (every question's failure class and top query) in OUT/l1-VARIANT/eval.
+
+``--self-train N`` (0: none) writes N training questions a hop, text only, to
+OUT/unlabelled-questions.txt and self-trains the generated-only L1 on them (`graphraft train l1
+--self-train`, ``--rounds`` rounds at most); each round's L1 is one more row. No answer of those
+questions is used: the file holds their text.
 
 ``--smoke`` runs the whole path in minutes with a tiny random model (for checking the script,
 not for figures).
@@ -83,6 +89,32 @@ def train_variant(settings, generated: Path, real: Path | None, examples: int, o
     return train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
 
 
+def unlabelled_questions(per_hop: int, out: Path) -> Path:
+    """MetaQA training questions (a stable sample, ``per_hop`` a hop), their text only."""
+    items = load_items(Dataset.metaqa, None, None, Split.train, None, per_hop)
+    path = out / "unlabelled-questions.txt"
+    path.write_text("".join(item.question + "\n" for item in items))
+    return path
+
+
+def self_train_variant(settings, generated: Path, start: Path, questions: Path, args) -> dict:
+    from graphraft.training.self_training import self_train
+
+    overrides = {
+        "data": [str(generated)],
+        "output_dir": str(args.out / "l1-self-train"),
+        "max_train_examples": args.examples,
+        "self_train.questions": str(questions),
+        "self_train.start": str(start),
+        "self_train.rounds": args.rounds,
+    }
+    if args.smoke:
+        overrides.update(base_model="tiny-random", validation_examples=8, batch_size=4)
+    config = TrainConfig.from_yaml(Path("training/l1_cpu.yaml"), **overrides)
+    print(f"self-training from {start} on {questions}", flush=True)
+    return self_train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
+
+
 def evaluate_variant(settings, adapter: Path, items, smoke: bool, folder: Path) -> dict:
     """No-l2 Hit@1 per hop; the whole report (each question's class and top query) in ``folder``."""
     from graphraft.evaluation.runner import evaluate, write_report
@@ -128,6 +160,8 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=3000, help="Questions generated from the graph.")
     parser.add_argument("--examples", type=int, default=2000, help="L1 training examples per variant.")
     parser.add_argument("--fractions", default="0,0.01,0.1", help="Shares of the real training pairs to add.")
+    parser.add_argument("--self-train", type=int, default=500, help="Unlabelled training questions a hop (0: none).")
+    parser.add_argument("--rounds", type=int, default=2, help="Most self-training rounds.")
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--out", type=Path, default=Path("outputs/cold_start"))
     parser.add_argument("--smoke", action="store_true", help="Tiny random model: checks the script only.")
@@ -137,15 +171,14 @@ def main() -> None:
     items = load_items(Dataset.metaqa, None, None, Split.validation, None, args.limit)
     generated = generate(settings, args.generated, args.out)
     results = []
-    for fraction in [float(f) for f in args.fractions.split(",")]:
-        real = real_subset(fraction, args.out)
-        summary = train_variant(settings, generated, real, args.examples, args.out, args.smoke)
-        adapter = Path(summary["adapter"])
+
+    def record(name: str, fraction: float, real: Path | None, summary: dict, adapter: Path) -> None:
         scores = evaluate_variant(settings, adapter, items, args.smoke, adapter.parent / "eval")
         # on the held-out generated questions (training's own validation)
         exact = (summary.get("history") or [{}])[-1].get("exact_match")
         results.append(
             {
+                "variant": name,
                 "real_fraction": fraction,
                 "real_pairs": sum(1 for _ in read_rows(real)) if real else 0,
                 "train_examples": summary["train_examples"],
@@ -156,13 +189,44 @@ def main() -> None:
         )
         row = results[-1]
         print(
-            f"| {fraction * 100:g} % ({row['real_pairs']} real pairs) | {row['train_examples']} | "
+            f"| {name} | {row['real_pairs']} | {row['train_examples']} | "
             + " | ".join(f"{100 * row['hit@1'].get(k, 0):.1f}" for k in ("all", "1", "2", "3"))
             + f" | {row['train_minutes']} min |",
             flush=True,
         )
         (args.out / "cold_start.json").write_text(json.dumps(results, indent=2))
-    plot(results, args.out / "cold_start.png")
+
+    generated_only = None
+    for fraction in [float(f) for f in args.fractions.split(",")]:
+        real = real_subset(fraction, args.out)
+        summary = train_variant(settings, generated, real, args.examples, args.out, args.smoke)
+        record(
+            f"+ {fraction * 100:g} % real pairs" if fraction else "generated only",
+            fraction,
+            real,
+            summary,
+            Path(summary["adapter"]),
+        )
+        if not fraction:
+            generated_only = Path(summary["adapter"])
+    if args.self_train and generated_only is not None:
+        questions = unlabelled_questions(args.self_train, args.out)
+        report = self_train_variant(settings, generated, generated_only, questions, args)
+        for entry in report["rounds"][1:]:
+            if "adapter" not in entry:  # a round that labelled and stopped: nothing new to score
+                print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
+                continue
+            trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
+            record(
+                f"+ self-training, round {entry['round']} ({entry['kept']} of {entry['questions']} labelled)",
+                0.0,
+                None,
+                trained,
+                Path(entry["adapter"]),
+            )
+        (args.out / "self_train.json").write_text(json.dumps(report, indent=2))
+    curve = [r for r in results if r["variant"] == "generated only" or "real pairs" in r["variant"]]
+    plot(curve, args.out / "cold_start.png")
     print(f"-> {args.out / 'cold_start.json'}, {args.out / 'cold_start.png'}")
 
 

@@ -10,7 +10,7 @@ import copy
 import time
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from graphraft.config import Settings, load_settings
 from graphraft.deadline import Deadline, within
@@ -49,6 +49,7 @@ class QueryInfo(BaseModel):
     cypher: str
     score: float
     results: int
+    rows: int = 0  # the rows it returned (a count or a property: one row per value)
     seconds: float
     error: str | None = None
     ids: list[str] = Field(default_factory=list)  # the node ids it returned, in order
@@ -71,6 +72,13 @@ class Answer(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what the user should know about how it was answered
     selected_by: str = "query order"  # or "l2"
     timings: dict[str, float] = Field(default_factory=dict)
+    #: each query's structure (a Pattern, or a Query of the language) by its text: what a
+    #: label made from this answer is written from (self-training); not serialised
+    _structures: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def structure_of(self, cypher: str):
+        """The Pattern or Query that ``cypher`` renders (None for a text no candidate holds)."""
+        return self._structures.get(cypher)
 
     def named_values(self) -> list[dict[str, Any]]:
         """``values`` with the nodes of their node columns (``id``, ``id_I``) by name."""
@@ -315,6 +323,7 @@ class GraphRAFT:
         """Run L1's queries, write the evidence, and let L2 choose the answers."""
         clock = time.perf_counter()
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
+        answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         retrieval = execute(
             self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
@@ -341,6 +350,7 @@ class GraphRAFT:
                 cypher=r.cypher,
                 score=round(r.score, 4),
                 results=len(r.node_ids),
+                rows=len(r.rows) if r.rows else len(r.node_ids),
                 seconds=round(r.seconds, 4),
                 error=r.error,
                 ids=list(r.node_ids),

@@ -27,6 +27,35 @@ class LoraSettings(BaseModel):
     top_layers: int | None = Field(None, gt=0, description="Adapt only the top N transformer layers (unset: all).")
 
 
+class SelfTrainSettings(BaseModel):
+    """Self-training on questions without answers (``--self-train FILE``): L1, trained on the
+    configured data, labels each question with its top query; the labels that pass every check
+    join the data and L1 is trained again, round after round (graphraft/training/self_training.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    questions: Path | None = Field(
+        None, description="A text file of questions, one a line, without answers (unset: no self-training)."
+    )
+    # e.g. the L1 a cold start trained on generated questions: round 0 is then not trained again
+    start: Path | None = Field(None, description="An L1 adapter to label with first (unset: round 0 trains one).")
+    rounds: int = Field(2, ge=1, description="Most labelling rounds (each followed by training).")
+    # summed log-probabilities: 1.0 is the top query at least e (2.7) times as likely as the next
+    margin: float = Field(1.0, ge=0, description="Keep a label when L1's top query beats its second by this (nats).")
+    # the question against each written query's words from the schema (MiniLM cosine similarity)
+    wording_slack: float | None = Field(
+        0.1,
+        ge=0,
+        description="Drop a label when another query L1 wrote is worded closer to the question by more than "
+        "this (unset: no wording check).",
+    )
+    share: float = Field(0.5, gt=0, lt=1, description="Share of max_train_examples given to the kept labels.")
+    queries: int = Field(5, ge=2, description="Queries L1 writes per question (the margin and wording compare them).")
+    language: Literal["paths", "full"] = Field("paths", description="What L1 may write when labelling (as `ask`).")
+    # the kept labels must grow by this share of the questions for another round to be worth it
+    min_gain: float = Field(0.01, ge=0, description="Stop when a round keeps fewer new labels than this share.")
+
+
 class DataSource(BaseModel):
     """A synthesis file, optionally the share of the training examples drawn from it and the
     graph it was synthesised on. Written ``PATH`` or ``PATH@SHARE`` (a flag, a YAML string) or
@@ -109,6 +138,7 @@ class TrainConfig(StageConfig):
         None, description="L2: an L1 adapter whose top query opens each evidence block, as at ask time."
     )
     lora: LoraSettings = LoraSettings()
+    self_train: SelfTrainSettings = SelfTrainSettings()
 
     @field_validator("data", mode="before")
     @classmethod
@@ -122,4 +152,13 @@ class TrainConfig(StageConfig):
             raise ValueError(f"data: the shares add up to {total:g}, more than 1")
         if total and self.max_train_examples is None:
             raise ValueError("data: shares need max_train_examples (the number they are shares of)")
+        if self.self_train.questions is not None:
+            if self.task != "l1":
+                raise ValueError("self_train: only L1 is self-trained (it writes the labels)")
+            if self.max_train_examples is None:
+                raise ValueError("self_train: needs max_train_examples (the labels' share is of it)")
+            if total + self.self_train.share > 1.0 + 1e-9:
+                raise ValueError(
+                    f"self_train.share: {self.self_train.share:g} beside the data's shares ({total:g}) is more than 1"
+                )
         return self

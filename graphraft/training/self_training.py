@@ -1,0 +1,364 @@
+"""Self-training L1 on questions without answers (issue 28): a team has its graph and the
+questions its users type, not their answers.
+
+    graphraft train l1 --config training/l1_cpu.yaml --self-train questions.txt
+
+Round 0 trains L1 on the configured data (questions generated from the graph, say), or takes
+an adapter trained on it before (``start``). Each round
+then labels every question with L1's top query, searched under the constraint as `ask` does,
+and keeps a label only when
+
+1. the query runs and returns something (on the read-only path, within the query timeout);
+2. L1 is sure of it: its score beats the second query's by ``margin`` (summed log-probabilities);
+3. the question's wording agrees with it: no other query L1 wrote reads closer to the question,
+   by more than ``wording_slack`` (MiniLM cosine similarity between the question and each query
+   put in the schema's words: its path as a noun phrase, the labels, types and keys it names).
+
+The kept labels join the data (``share`` of the examples) and L1 is trained again from the base
+model. Rounds go on while they help: up to ``rounds``, and only while a round keeps at least
+``min_gain`` of the questions more than the one before. No answer is read anywhere: the question
+file is plain text, and a label is L1's query, never a result compared with anything.
+
+Each round is a folder under the output directory (``round-0``, ``round-1``, ...) with its
+adapter, and for labelling rounds ``labels.jsonl`` (synthesis rows: the kept ones ``ok``, the
+others ``dropped`` with the reason). A rerun reuses what is done: a round whose adapter was trained
+with the same settings, the labels already written. ``self_train.json`` reports every round; the
+last useful round's adapter is copied to ``OUTPUT_DIR/adapter``."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from graphraft.deadline import Deadline
+from graphraft.errors import GraphRAFTError, InputFileError
+from graphraft.sampling import stable_hash
+from graphraft.synthesis.language import Query
+from graphraft.synthesis.patterns import Pattern
+from graphraft.synthesis.rows import AnchorRow, SynthesisRow, done_qids, read_rows
+from graphraft.synthesis.verbalise import Verbaliser, words_of
+from graphraft.training.config import DataSource, TrainConfig
+
+LABELS = "labels.jsonl"
+REPORT = "self_train.json"
+#: schema names in a query's text: labels and relationship types after ``:``, keys after ``.``
+_NAMES = re.compile(r"[:.]`?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def read_questions(path: Path) -> list[tuple[str, str]]:
+    """(qid, question) for each line of a text file of questions, blank lines and ``#`` comments
+    left out, each question once; the qid is a hash of the text (stable across reruns)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: question file not found")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path}: not a UTF-8 text file of questions, one a line") from None
+    questions = dict.fromkeys(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    if not questions:
+        raise InputFileError(f"{path}: no questions (one a line)")
+    return [(f"self-{stable_hash(q)[:12]}", q) for q in questions]
+
+
+def query_wording(structure: Pattern | Query | None, cypher: str, names: dict[str, str]) -> str:
+    """A query in the schema's words: its path read as a noun phrase with the anchors by the
+    question's mentions (``names``: node id -> mention), then the words of every label,
+    relationship type and property key its text names."""
+    pattern = structure.pattern if isinstance(structure, Query) else structure
+    parts = []
+    if isinstance(pattern, Pattern) and pattern.steps and pattern.target and not pattern.anchor.is_label_root:
+        other = names.get(pattern.end_anchor.id, "") if pattern.end_anchor is not None else None
+        parts.append(Verbaliser().phrases_for(pattern, names.get(pattern.anchor.id, ""), other)[0])
+    named = dict.fromkeys(name for name in _NAMES.findall(cypher) if name != "id")
+    parts += [" ".join(words_of(name)) for name in named]
+    return " ".join(parts)
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+class Labeller:
+    """Labels questions with L1's top query, keeping those that pass the checks (see above).
+    ``pipeline``: a GraphRAFT with the L1 adapter to label with; ``embed``: texts -> vectors
+    (None: no wording check)."""
+
+    def __init__(self, pipeline, config: TrainConfig, embed: Callable[[list[str]], list[list[float]]] | None):
+        self.pipeline, self.settings, self.embed = pipeline, config.self_train, embed
+        self.max_hops = config.max_hops
+
+    def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
+        for start in range(0, len(questions), batch):
+            part = questions[start : start + batch]
+            deadlines = [Deadline(self.pipeline.settings.ask_timeout_s, "labelling a question") for _ in part]
+            answers = self.pipeline.ask_each(
+                [q for _, q in part], deadlines, beams=self.settings.queries, max_hops=self.max_hops
+            )
+            for (qid, question), answer in zip(part, answers):
+                yield self._row(qid, question, answer, round_)
+
+    def _row(self, qid: str, question: str, answer, round_: int) -> SynthesisRow:
+        started = time.perf_counter()
+        if isinstance(answer, GraphRAFTError):
+            return _row(qid, question, None, round_, reason=str(answer))
+        queries = answer.queries
+        if not queries:
+            return _row(qid, question, answer, round_, reason=answer.message or "L1 wrote no query")
+        top, others = queries[0], queries[1:]
+        structure = answer.structure_of(top.cypher)
+        source: dict[str, Any] = {"kind": "self-train", "round": round_, "second": others[0].cypher if others else None}
+        reason = None
+        if top.error:
+            reason = f"its query failed: {top.error}"
+        elif not top.rows:
+            reason = "its query returned nothing"
+        elif structure is None:
+            reason = "its query is not a candidate"
+        margin = top.score - others[0].score if others else math.inf
+        source["margin"] = round(margin, 4) if others else None
+        if reason is None and margin < self.settings.margin:
+            reason = f"L1 was not sure: its top query beat the second by {margin:.2f} < {self.settings.margin:g}"
+        if self.embed is not None and self.settings.wording_slack is not None and others:
+            names = {a["id"]: a["mention"] for a in answer.anchors}
+            texts = [query_wording(answer.structure_of(q.cypher), q.cypher, names) for q in queries]
+            question_vector, *vectors = self.embed([question, *texts])
+            similarity = [cosine(question_vector, v) for v in vectors]
+            closest = max(range(1, len(similarity)), key=similarity.__getitem__)
+            source["wording"] = round(similarity[0], 4)
+            source["closest_other"] = round(similarity[closest], 4)
+            if reason is None and similarity[closest] - similarity[0] > self.settings.wording_slack:
+                reason = (
+                    f"another query reads closer to the question ({similarity[closest]:.2f} vs "
+                    f"{similarity[0]:.2f}): {queries[closest].cypher}"
+                )
+        seconds = time.perf_counter() - started + answer.timings.get("total", 0.0)
+        return _row(
+            qid, question, answer, round_, reason, structure, top.cypher, source, top.rows, {"total": round(seconds, 5)}
+        )
+
+
+def _row(
+    qid: str,
+    question: str,
+    answer,
+    round_: int,
+    reason: str | None,
+    structure: Pattern | Query | None = None,
+    cypher: str | None = None,
+    source: dict[str, Any] | None = None,
+    results: int = 0,
+    timings: dict[str, float] | None = None,
+) -> SynthesisRow:
+    """A labelling outcome as a synthesis row: no answers (none is known), L1's query as the
+    target when kept, the reason when not. Every row is a training row (validation stays the
+    configured data's)."""
+    anchors = [AnchorRow(**a) for a in answer.anchors] if answer is not None else []
+    kept = reason is None and structure is not None
+    pattern = structure.pattern if isinstance(structure, Query) else structure
+    return SynthesisRow(
+        qid=qid,
+        question=question,
+        hops=len(pattern.steps) if pattern is not None else 0,
+        qtype="self-train",
+        split="train",
+        answers=[],
+        answer_ids=[],
+        mentions=list(answer.mentions) if answer is not None else [],
+        anchors=anchors,
+        status="ok" if kept else "dropped",
+        reason=None if kept else reason,
+        cypher=cypher if kept else None,
+        pattern=pattern.to_dict() if kept and pattern is not None else None,
+        query=structure.to_dict() if kept and isinstance(structure, Query) else None,
+        hits=results,  # what L1's query returned (there is no answer to hit)
+        total=results,
+        precision=0.0,
+        recall=0.0,
+        alternatives=[],
+        closest=None,
+        enumerated=answer.candidates if answer is not None else 0,
+        timeouts=[],
+        hubs_skipped=0,
+        source=source or {"kind": "self-train", "round": round_},
+        timings=timings or {},
+    )
+
+
+# ---------------------------------------------------------------------------------- rounds
+def round_config(config: TrainConfig, round_: int, labels: Path | None) -> TrainConfig:
+    """Round ``round_``'s training: the configured data plus the kept labels at their share,
+    into its own folder."""
+    data = list(config.data)
+    if labels is not None:
+        data.append(DataSource(path=labels, share=config.self_train.share))
+    return config.model_copy(
+        update={"data": data, "output_dir": Path(config.output_dir) / f"round-{round_}"}, deep=True
+    )
+
+
+def self_train(
+    config: TrainConfig,
+    settings,
+    resume: bool = False,
+    progress_callback=None,
+    make_pipeline=None,
+    make_embed=None,
+) -> dict[str, Any]:
+    """Train, label, train again, as the module says; returns the report also written to
+    ``OUTPUT_DIR/self_train.json``. ``make_pipeline(settings, adapter)`` and ``make_embed()``
+    build the labelling pipeline and the embedder (defaults: GraphRAFT on the config's graph,
+    the configured embedder)."""
+    from graphraft.training.trainer import config_digest, train
+
+    notify = progress_callback or (lambda entry: None)
+    questions = read_questions(config.self_train.questions)
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    make_pipeline = make_pipeline or _pipeline(config)
+    embed = (make_embed or _embedder(settings, config))()
+    rounds: list[dict[str, Any]] = []
+    previous: dict[str, str] = {}
+
+    def trained(round_: int, labels: Path | None) -> dict[str, Any]:
+        round_cfg = round_config(config, round_, labels)
+        summary_file = Path(round_cfg.output_dir) / "summary.json"
+        if summary_file.exists():
+            summary = json.loads(summary_file.read_text())
+            if summary.get("config_digest") == config_digest(round_cfg):
+                notify({"note": f"round {round_}: trained before, reused ({summary['adapter']})"})
+                return summary
+        notify({"note": f"round {round_}: training on {', '.join(map(str, round_cfg.data))}"})
+        return train(round_cfg, settings, resume=resume, progress_callback=progress_callback)
+
+    start = config.self_train.start
+    if start is not None:
+        from graphraft.inference.adapters import check_metadata
+
+        check_metadata(start, "l1", config.base_model)
+        summary = {"adapter": str(start), "train_examples": None, "total_s": 0.0, "history": []}
+        notify({"note": f"round 0: {start}, trained before"})
+    else:
+        summary = trained(0, None)
+    rounds.append(_round_report(0, summary, None))
+    best = summary
+    for round_ in range(1, config.self_train.rounds + 1):
+        labels = out / f"round-{round_}" / LABELS
+        labels.parent.mkdir(parents=True, exist_ok=True)
+        pipeline = make_pipeline(settings, Path(best["adapter"]))
+        rows = label_file(pipeline, config, questions, labels, round_, notify, embed)
+        kept = {row.qid: row.cypher for row in rows if row.usable}
+        report = _labels_report(rows, kept, previous)
+        gain = len(kept) - len(previous)
+        if not kept:
+            rounds.append({"round": round_, **report, "stopped": "no label was kept"})
+            break
+        if round_ > 1 and (kept == previous or gain < config.self_train.min_gain * len(questions)):
+            rounds.append({"round": round_, **report, "stopped": f"the labels grew by {gain} only"})
+            break
+        summary = trained(round_, labels)
+        rounds.append({**_round_report(round_, summary, labels), **report})
+        best, previous = summary, kept
+        _write_report(out, config, questions, rounds, best)
+    adapter = out / "adapter"
+    if adapter.exists():
+        shutil.rmtree(adapter)
+    shutil.copytree(best["adapter"], adapter)
+    return _write_report(out, config, questions, rounds, best, adapter)
+
+
+def label_file(
+    pipeline, config: TrainConfig, questions, path: Path, round_: int, notify, embed=None
+) -> list[SynthesisRow]:
+    """Label the questions not yet in ``path`` (appending, so an interrupted round resumes) and
+    return every row of the file. Closes ``pipeline``."""
+    try:
+        done = done_qids(path)
+        todo = [(qid, q) for qid, q in questions if qid not in done]
+        if todo:
+            notify({"note": f"round {round_}: labelling {len(todo):,} questions ({len(done):,} done before)"})
+            labeller = Labeller(pipeline, config, embed)
+            with path.open("a", encoding="utf-8") as handle:
+                for count, row in enumerate(labeller.label(todo, round_), 1):
+                    handle.write(row.to_json() + "\n")
+                    handle.flush()
+                    if count % 100 == 0:
+                        notify({"note": f"round {round_}: {count:,}/{len(todo):,} labelled"})
+    finally:
+        pipeline.close()
+    return list(read_rows(path))
+
+
+def _pipeline(config: TrainConfig):
+    def make(settings, adapter: Path):
+        from graphraft.inference.pipeline import GraphRAFT
+
+        asked = settings.model_copy(update={"l1_adapter": adapter, "l2_adapter": None, "base_model": config.base_model})
+        # every query L1 writes runs (the margin and the wording compare them all)
+        return GraphRAFT(asked, graph=config.graph, language=config.self_train.language, node_budget=1_000_000)
+
+    return make
+
+
+def _embedder(settings, config: TrainConfig):
+    def make():
+        if config.self_train.wording_slack is None:
+            return None
+        from graphraft.graph.embeddings import make_embedder
+
+        embedder = make_embedder(settings)
+        return embedder.embed if embedder is not None else None
+
+    return make
+
+
+def _labels_report(rows: list[SynthesisRow], kept: dict[str, str], previous: dict[str, str]) -> dict[str, Any]:
+    reasons = Counter(_reason_kind(row.reason) for row in rows if not row.usable)
+    hops = Counter(row.hops for row in rows if row.usable)
+    return {
+        "questions": len(rows),
+        "kept": len(kept),
+        "kept_by_hops": {str(h): n for h, n in sorted(hops.items())},
+        "dropped": dict(reasons.most_common()),
+        "changed": sum(1 for qid, cypher in kept.items() if qid in previous and previous[qid] != cypher),
+        "new": sum(1 for qid in kept if qid not in previous),
+    }
+
+
+def _reason_kind(reason: str | None) -> str:
+    """A dropped label's reason without its particulars (a query, a score)."""
+    return (reason or "unknown").split(":")[0].split(" (")[0]
+
+
+def _round_report(round_: int, summary: dict[str, Any], labels: Path | None) -> dict[str, Any]:
+    last = (summary.get("history") or [{}])[-1]
+    return {
+        "round": round_,
+        "labels": str(labels) if labels else None,
+        "adapter": summary["adapter"],
+        "train_examples": summary["train_examples"],
+        "exact_match_generated_validation": last.get("exact_match"),
+        "train_s": summary["total_s"],
+    }
+
+
+def _write_report(out: Path, config, questions, rounds, best, adapter: Path | None = None) -> dict[str, Any]:
+    report = {
+        "questions_file": str(config.self_train.questions),
+        "questions": len(questions),
+        "settings": config.self_train.model_dump(mode="json"),
+        "rounds": rounds,
+        "best_round_adapter": best["adapter"],
+        "adapter": str(adapter) if adapter else None,
+    }
+    (out / REPORT).write_text(json.dumps(report, indent=2))
+    return report

@@ -1,0 +1,147 @@
+"""Self-training L1 on questions without answers (issue 28), on each store, with the tiny model:
+round 0 learns from questions generated from the graph; later rounds add the questions L1
+labels itself, a label kept only when its query runs and returns something and L1 is sure of it.
+No answer is read: the question file is plain text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphraft.cli.train import train_command
+from graphraft.errors import InputFileError
+from graphraft.graph.loaders.demo import demo_files
+from graphraft.graph.loaders.questions import read_question_file
+from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
+from graphraft.synthesis.from_graph import generate as write_generated
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable, render
+from graphraft.synthesis.rows import read_rows
+from graphraft.training.config import TrainConfig
+from graphraft.training.self_training import query_wording, read_questions
+
+
+@pytest.fixture
+def cold_start(demo_store, env_for, tmp_path, monkeypatch):
+    """Questions generated from the demo graph (the training data), the demo's questions as a
+    plain text file without their answers; the commands pointed at the store."""
+    for key, value in env_for(demo_store).items():
+        monkeypatch.setenv(key, value)
+    generated = tmp_path / "generated.jsonl"
+    write_generated(GraphQuestionGenerator(demo_store, GenerationConfig(count=80, seed=0, max_hops=2)), generated)
+    questions = [item.question for item in read_question_file(demo_files()[2])][:24]
+    text = tmp_path / "questions.txt"
+    text.write_text("# the users' questions, no answers\n" + "\n".join(questions) + "\n\n")
+    return generated, text
+
+
+def config(tmp_path, generated, questions, graph, **self_train) -> TrainConfig:
+    return TrainConfig.model_validate(
+        dict(
+            task="l1",
+            base_model="tiny-random",
+            graph=graph,
+            data=[str(generated)],
+            output_dir=tmp_path / "run",
+            max_train_examples=48,
+            validation_examples=8,
+            epochs=1,
+            batch_size=8,
+            learning_rate=3e-3,
+            max_length=192,
+            logging_steps=1,
+            eval_batch_size=8,
+            max_hops=2,
+            lora={"r": 8, "alpha": 16, "dropout": 0.0},
+            self_train={"questions": str(questions), **self_train},
+        )
+    )
+
+
+def test_labels_are_l1s_own_queries_that_run_and_a_rerun_resumes(cold_start, demo_store, tmp_path, capsys):
+    generated, questions = cold_start
+    cfg = config(tmp_path, generated, questions, demo_store.graph_name, margin=0.0, wording_slack=None, rounds=1)
+    report = train_command("l1", config=cfg)
+    rounds = report["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1] and report["questions"] == 24
+    labels = list(read_rows(tmp_path / "run" / "round-1" / "labels.jsonl"))
+    assert len(labels) == 24 and rounds[1]["kept"] == sum(row.usable for row in labels) > 0
+    for row in labels:
+        # nothing of an answer anywhere: there is none to read
+        assert row.answers == [] and row.answer_ids == [] and row.split == "train"
+        if row.usable:  # L1's top query: it runs on the store and returns what the row says
+            returned = demo_store.read(executable(row.best_pattern, demo_store))
+            assert returned and row.hits == len({r["id"] for r in returned})
+            assert row.source["kind"] == "self-train" and row.source["round"] == 1
+        else:
+            assert row.reason and row.cypher is None
+    # round 1 trained on the generated questions and the kept labels, at their share
+    summary = json.loads((tmp_path / "run" / "round-1" / "summary.json").read_text())
+    assert summary["train_examples"] == rounds[1]["train_examples"] > 0
+    adapter = tmp_path / "run" / "adapter"
+    assert (adapter / "adapter_model.safetensors").exists() and report["best_round_adapter"].endswith("round-1/adapter")
+    err = capsys.readouterr().err
+    assert f"round 1, {rounds[1]['kept']} of 24 questions labelled" in err
+
+    # a rerun trains nothing and labels nothing again
+    again = train_command("l1", config=cfg)
+    err = capsys.readouterr().err
+    assert "round 0: trained before, reused" in err and "round 1: trained before, reused" in err
+    assert "labelling" not in err and again["rounds"] == rounds
+    assert len((tmp_path / "run" / "round-1" / "labels.jsonl").read_text().splitlines()) == 24
+
+
+def test_a_label_l1_is_not_sure_of_is_dropped_and_the_first_adapter_stays(cold_start, demo_store, tmp_path):
+    generated, questions = cold_start
+    cfg = config(tmp_path, generated, questions, demo_store.graph_name, margin=1e9, wording_slack=None)
+    report = train_command("l1", config=cfg)
+    assert report["rounds"][-1]["stopped"] == "no label was kept" and report["rounds"][-1]["kept"] == 0
+    labels = list(read_rows(tmp_path / "run" / "round-1" / "labels.jsonl"))
+    sure = [row for row in labels if row.reason and row.reason.startswith("L1 was not sure")]
+    assert sure and all(row.source["margin"] < 1e9 for row in sure)
+    assert report["best_round_adapter"].endswith("round-0/adapter") and not (tmp_path / "run" / "round-2").exists()
+
+
+def test_the_wording_check_keeps_only_labels_no_other_query_reads_closer_to(cold_start, demo_store, tmp_path):
+    generated, questions = cold_start
+    cfg = config(tmp_path, generated, questions, demo_store.graph_name, margin=0.0, wording_slack=0.0, rounds=1)
+    train_command("l1", config=cfg)
+    labels = list(read_rows(tmp_path / "run" / "round-1" / "labels.jsonl"))
+    compared = [row for row in labels if row.source.get("closest_other") is not None]
+    assert compared
+    for row in compared:
+        closer = row.source["closest_other"] > row.source["wording"]
+        assert not (row.usable and closer)
+        assert closer == bool(row.reason and row.reason.startswith("another query reads closer"))
+
+
+def test_a_query_in_the_schemas_words():
+    pattern = Pattern(
+        AnchorRef("m1", ("Movie",)), (Step("DIRECTED_BY", True, ("Person",)), Step("BORN_IN", True, ("City",))), 2
+    )
+    text = query_wording(pattern, render(pattern), {"m1": "Heat"})
+    assert text.startswith("the city that the person that Heat was directed by was born in")
+    assert "directed by" in text and "movie" in text and "city" in text
+
+
+def test_a_question_file_says_what_is_wrong(tmp_path):
+    with pytest.raises(InputFileError, match="question file not found"):
+        read_questions(tmp_path / "none.txt")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n\n")
+    with pytest.raises(InputFileError, match="no questions"):
+        read_questions(empty)
+    twice = tmp_path / "twice.txt"
+    twice.write_text("who wrote [x]\nwho wrote [x]\n what genre is [x] \n")
+    assert [q for _, q in read_questions(twice)] == ["who wrote [x]", "what genre is [x]"]
+
+
+def test_self_training_is_for_l1_with_room_for_the_labels(tmp_path):
+    base = dict(data=["a.jsonl@0.6"], output_dir=str(tmp_path), self_train={"questions": "q.txt"})
+    with pytest.raises(ValueError, match="only L1 is self-trained"):
+        TrainConfig.model_validate({**base, "task": "l2"})
+    with pytest.raises(ValueError, match="more than 1"):
+        TrainConfig.model_validate({**base, "task": "l1"})
+    fits = TrainConfig.model_validate({**base, "task": "l1", "self_train": {"questions": "q.txt", "share": 0.4}})
+    assert fits.self_train.questions == Path("q.txt")
