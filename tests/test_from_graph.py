@@ -58,6 +58,30 @@ def test_answers_are_what_the_pattern_returns_and_targets_are_ask_candidates(dem
     assert {r["split"] for r in rows} == {"train", "validation"}
 
 
+def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_store, tmp_path):
+    """`--shape-prior`: the shapes of rows people asked (self-training's labels) set the hop
+    lengths' shares and which shapes come up most; a shape never asked still comes up."""
+    even, _ = generate(demo_store, tmp_path, "even.jsonl", count=60, seed=1, bridge_share=0.0)
+    asked_shape = Pattern.from_dict(next(r for r in even if r["hops"] == 1)["pattern"]).shape
+    asked = [r for r in even if r["hops"] == 1 and Pattern.from_dict(r["pattern"]).shape == asked_shape]
+    other = next(r for r in even if r["hops"] == 3)
+    prior = tmp_path / "labels.jsonl"  # 1-hop questions of one shape asked far more than a 3-hop one
+    prior.write_text("".join(json.dumps(r) + "\n" for r in asked * 8 + [other]))
+    rows, _ = generate(demo_store, tmp_path, "prior.jsonl", count=60, seed=1, bridge_share=0.0, shape_prior=prior)
+    hops = Counter(r["hops"] for r in rows)
+    # shares (smoothed by one): 1-hop (8 x asked + 1), 2-hop 1, 3-hop 2
+    assert hops[1] > 40 and hops[2] < 10 and hops[2] >= 1 and hops[1] > Counter(r["hops"] for r in even)[1]
+    shapes = Counter(Pattern.from_dict(r["pattern"]).shape for r in rows if r["hops"] == 1)
+    assert shapes.most_common(1)[0][0] == asked_shape and len(shapes) > 1
+    # another prior is other settings: not mixed into the same file
+    assert GenerationConfig(shape_prior=prior).fingerprint() != GenerationConfig().fingerprint()
+    assert "shape_prior" not in GenerationConfig().fingerprint()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(InputFileError, match="no usable rows to learn the questions' shapes from"):
+        generate(demo_store, tmp_path, "none.jsonl", count=6, shape_prior=empty)
+
+
 def test_the_same_seed_gives_the_same_questions(demo_store, tmp_path):
     strip = lambda rows: [{k: v for k, v in r.items() if k != "timings"} for r in rows]  # noqa: E731
     first, _ = generate(demo_store, tmp_path, "a.jsonl", count=30, seed=7)

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import Field
 
 from graphraft.config import MAINTENANCE_TIMEOUT_MS
-from graphraft.errors import InvalidInputError
+from graphraft.errors import InputFileError, InvalidInputError
 from graphraft.graph.cypher_text import label_expression
 from graphraft.graph.loaders.questions import split_of
 from graphraft.graph.records import NAME_KEY_PROPERTY, domain_labels, name_expression
@@ -30,7 +30,7 @@ from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.from_graph_language import FORMS, LanguagePlan, LanguagePlanner, language_row, name_of
 from graphraft.synthesis.language import is_node_column, render_query
 from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, language_paths, render
-from graphraft.synthesis.rows import AnchorRow, SynthesisRow
+from graphraft.synthesis.rows import AnchorRow, SynthesisRow, read_usable
 from graphraft.synthesis.synthesizer import Summary, SynthesisConfig, check_output, run_synthesis
 from graphraft.synthesis.verbalise import Phrases, Verbaliser
 
@@ -61,12 +61,49 @@ class GenerationConfig(SynthesisConfig):
     max_degree: int | None = Field(
         None, ge=1, description="--from-graph: skip anchors with more relationships (default: fanout_cap)."
     )
+    # people ask a few shapes far more than the others: self-training's kept labels
+    # (round-N/labels.jsonl) say which, with no answer known
+    shape_prior: Path | None = Field(
+        None,
+        description="--from-graph: synthesis rows (self-training labels, pairs) whose queries' shapes the "
+        "questions follow: hop lengths and shapes in their proportions (unset: spread evenly).",
+    )
 
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
         data["phrases"] = str(self.phrases) if self.phrases else None
+        if self.shape_prior is None:
+            data.pop("shape_prior")  # the default, as in files written before the option
+        else:
+            data["shape_prior"] = dict(sorted(ShapePrior.read(self.shape_prior).counts.items()))
         data["source"] = "graph"
         return data
+
+
+@dataclass
+class ShapePrior:
+    """How often each query shape was asked (a path's labels, types and directions, anchors
+    left out), from the usable rows of a synthesis file; add-one smoothed, so a shape never
+    asked still comes up, rarely."""
+
+    counts: dict[str, int]
+    hops: dict[str, int]  # each shape's path length
+
+    @classmethod
+    def read(cls, path: Path) -> ShapePrior:
+        patterns = [row.best_pattern for row in read_usable(Path(path))]
+        if not patterns:
+            raise InputFileError(f"{path}: no usable rows to learn the questions' shapes from")
+        return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns})
+
+    def weight(self, shape: str) -> int:
+        return self.counts.get(shape, 0) + 1
+
+    def hop_shares(self, hops: list[int]) -> dict[int, float]:
+        """Each hop length's share of the path questions: its shapes' counts, smoothed."""
+        totals = {h: 1 + sum(n for shape, n in self.counts.items() if self.hops[shape] == h) for h in hops}
+        whole = sum(totals.values())
+        return {h: totals[h] / whole for h in hops}
 
 
 @dataclass(frozen=True)
@@ -171,12 +208,12 @@ class GraphQuestionGenerator:
         count = cfg.count - len(language)
         bridges = round(count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
         hops = list(range(1, cfg.max_hops + 1))
-        quota = {h: (count - bridges) // len(hops) for h in hops}
-        for h in hops[: (count - bridges) % len(hops)]:
-            quota[h] += 1
+        prior = ShapePrior.read(cfg.shape_prior) if cfg.shape_prior is not None else None
+        quota = self._hop_quota(count - bridges, hops, prior)
         quota["bridge"] = bridges
         names = dict((ref.id, name) for ref, name in anchors)
         shapes: Counter = Counter()
+        weight = prior.weight if prior is not None else (lambda shape: 1)
         used: set[str] = set()
         plans: list[Plan | LanguagePlan] = list(language)
         with (progress or SilentProgress()).task("planning", count) as task:
@@ -190,7 +227,11 @@ class GraphQuestionGenerator:
                         options = [o for o in options if o[0].cypher not in used]  # (stats, enumerated)
                         if not options:
                             continue
-                        key = lambda o: (shapes[o[0].pattern.shape], stable_hash(f"{cfg.seed}:{o[0].cypher}"))  # noqa: E731
+                        # the shape furthest below its share (by the prior, else of all) first
+                        key = lambda o: (  # noqa: E731
+                            shapes[o[0].pattern.shape] / weight(o[0].pattern.shape),
+                            stable_hash(f"{cfg.seed}:{o[0].cypher}"),
+                        )
                         stats, enumerated = min(options, key=key)
                         pattern = stats.pattern
                         used.add(stats.cypher)
@@ -209,6 +250,15 @@ class GraphQuestionGenerator:
                 if len(plans) == before or not any(quota.values()):
                     break
         return plans
+
+    @staticmethod
+    def _hop_quota(count: int, hops: list[int], prior: ShapePrior | None) -> dict:
+        """Path questions per hop length: equal shares, or the prior's (largest remainders)."""
+        shares = {h: 1 / len(hops) for h in hops} if prior is None else prior.hop_shares(hops)
+        quota = {h: int(count * shares[h]) for h in hops}
+        for h in sorted(hops, key=lambda h: (-(count * shares[h] - quota[h]), h))[: count - sum(quota.values())]:
+            quota[h] += 1
+        return quota
 
     def language_plans(
         self, count: int, anchors: list[tuple[AnchorRef, str]], progress: Progress | None = None
