@@ -18,7 +18,7 @@ from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.rows import SynthesisRow
-from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, words_of
+from graphraft.synthesis.verbalise import Phrases, Verbaliser, plural, singular, words_of
 
 from local_endpoint import chat_completion, json_endpoint
 
@@ -111,7 +111,20 @@ def test_a_graph_with_one_label_and_one_relationship_type(server, tmp_path):
 def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
     assert words_of("DIRECTED_BY") == ["directed", "by"] and words_of("releaseYear") == ["release", "year"]
     assert [plural(w) for w in ("city", "genre", "match", "day")] == ["cities", "genres", "matches", "days"]
+    assert [plural(w) for w in ("tags", "starred actors", "status")] == ["tags", "starred actors", "statuses"]
+    assert [singular(w) for w in ("starred actors", "countries", "boxes", "genre")] == [
+        "starred actor",
+        "country",
+        "box",
+        "genre",
+    ]
     verbaliser = Verbaliser()
+    # there and back through one type: also read as sharing, in the type's noun or the label's
+    for kind, label, noun in (("STARRED_ACTORS", "Person", "starred actor"), ("DIRECTED_BY", "Person", "person")):
+        shared = Pattern(AnchorRef("m", ("Movie",)), (Step(kind, True, (label,)), Step(kind, False, ("Movie",))), 2)
+        phrases = verbaliser.phrases_for(shared, "[X]")
+        assert phrases[-2:] == [f"the movies that share a {noun} with [X]", f"the movies with the same {noun} as [X]"]
+        assert phrases[0] == verbaliser.phrases_for(shared, "[X]")[0] and len(phrases) == 4
     step = lambda t, out, label: Step(t, out, (label,))  # noqa: E731
     assert verbaliser.step_phrases(step("DIRECTED_BY", False, "Movie"), "[X]")[0] == "the movies directed by [X]"
     assert verbaliser.step_phrases(step("HAS_GENRE", True, "Genre"), "[X]")[0] == "the genre of [X]"

@@ -44,14 +44,30 @@ def words_of(identifier: str) -> list[str]:
 
 
 def plural(noun: str) -> str:
-    """English plural of the last word (a rule, not a dictionary)."""
+    """English plural of the last word (a rule, not a dictionary); a word that reads as a plural
+    already (``tags``, ``actors``: an s after anything but s, u or i) stays."""
     head, _, last = noun.rpartition(" ")
+    if re.search(r"[^siu]s$", last):
+        return noun
     if re.search(r"(s|x|z|ch|sh)$", last):
         last += "es"
     elif re.search(r"[^aeiou]y$", last):
         last = last[:-1] + "ies"
     else:
         last += "s"
+    return f"{head} {last}".strip()
+
+
+def singular(noun: str) -> str:
+    """English singular of the last word (a rule): ``starred actors`` -> ``starred actor``,
+    ``categories`` -> ``category``; a word that does not read as a plural stays."""
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"[^aeiou]ies$", last):
+        last = last[:-3] + "y"
+    elif re.search(r"(x|z|ch|sh|ss)es$", last):
+        last = last[:-2]
+    elif re.search(r"[^siu]s$", last):
+        last = last[:-1]
     return f"{head} {last}".strip()
 
 
@@ -133,10 +149,45 @@ class Verbaliser:
             return [f"the {noun} of {x}"]
         return [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
 
+    def relation_noun(self, step: Step) -> str:
+        """What the node a step reaches is to the node it leaves, as one noun: the type's own
+        noun where it names one (``HAS_GENRE`` -> genre, ``STARRED_ACTORS`` -> starred actor,
+        ``IN_LANGUAGE`` -> language), else the reached label's (``DIRECTED_BY`` -> person)."""
+        words = words_of(step.type) or ["related"]
+        if len(words) > 1 and words[0] == "has":
+            return singular(" ".join(words[1:]))
+        if len(words) > 1 and words[0] in PREPOSITIONS:
+            return singular(" ".join(words[1:]))
+        if len(words) == 1 or words[-1] in PREPOSITIONS:  # a verb: the node is named by its label
+            return self.noun(step.labels)
+        return singular(" ".join(words))
+
     # ------------------------------------------------------------------ patterns
     def phrases_for(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         """Noun phrases for the pattern's target, given the anchor's (and a second anchor's)
-        text; the first phrase of each earlier step is kept (one reading of the chain)."""
+        text; the first phrase of each earlier step is kept (one reading of the chain). Two steps
+        through one type there and back (the movies sharing X's director) also read as sharing."""
+        steps = pattern.steps
+        shared = (
+            len(steps) == 2
+            and pattern.target == 2
+            and pattern.end_anchor is None
+            and not pattern.closed
+            and steps[0].type == steps[1].type
+            and steps[0].outgoing != steps[1].outgoing
+        )
+        if shared and not self.phrases.relationships.get(steps[0].type):
+            them, middle = self.noun(steps[1].labels, many=True), self.relation_noun(steps[0])
+            article = "an" if middle[:1] in "aeiou" else "a"
+            chained = self._chain(pattern, anchor, other)
+            return [
+                *chained,
+                f"the {them} that share {article} {middle} with {anchor}",
+                f"the {them} with the same {middle} as {anchor}",
+            ]
+        return self._chain(pattern, anchor, other)
+
+    def _chain(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         steps = pattern.steps
         if pattern.end_anchor is not None:  # a bridge: the middle node, seen from both anchors
             back = Step(steps[1].type, not steps[1].outgoing, steps[0].labels)
