@@ -16,7 +16,7 @@ from graphraft.training.config import TrainConfig
 from graphraft.training.trainer import train
 
 
-@with_config_flags(TrainConfig, skip=("task", "self_train.questions"))
+@with_config_flags(TrainConfig, skip=("task",))
 def train_cli(
     task: Annotated[str, typer.Argument(help="l1 (question -> Cypher) or l2 (answer selection).")],
     config: Annotated[Optional[Path], typer.Option("--config", help="A YAML file from training/.")] = None,
