@@ -145,3 +145,19 @@ def test_self_training_is_for_l1_with_room_for_the_labels(tmp_path):
         TrainConfig.model_validate({**base, "task": "l1"})
     fits = TrainConfig.model_validate({**base, "task": "l1", "self_train": {"questions": "q.txt", "share": 0.4}})
     assert fits.self_train.questions == Path("q.txt")
+
+
+def test_the_command_gives_one_line_errors(tmp_path, graphraft_home):
+    from cli_run import one_line_error, run
+
+    env = {"GRAPHRAFT_HOME": str(graphraft_home)}
+    base = ["--data", str(tmp_path / "data.jsonl"), "--output-dir", str(tmp_path / "out")]
+    for args, complaint in (
+        (["train", "l1", *base, "--self-train", str(tmp_path / "none.txt")], "none.txt: question file not found"),
+        (["train", "l2", *base, "--self-train", str(tmp_path / "none.txt")], "only L1 is self-trained"),
+        (["train", "l1", *base, "--self-train", "q.txt", "--self-train-margin", "-1"], "self_train.margin"),
+    ):
+        proc = run(args, env)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert complaint in one_line_error(proc)
+    assert not (tmp_path / "out").exists()  # nothing started
