@@ -1,0 +1,42 @@
+"""How right self-training's labels are, scored after the fact against MetaQA's answers (a
+diagnostic: training never reads an answer; this script is the only reader): per hop, how many
+labels were kept and dropped, and the share of the kept labels whose query returns a right answer
+(Hit) and exactly the answer set.
+
+    python benchmarks/self_train_labels.py outputs/cold_start/l1-self-train/round-1/labels.jsonl
+"""
+
+import collections
+import json
+import sys
+from pathlib import Path
+
+from graphraft.config import load_settings
+from graphraft.graph import open_store
+from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.synthesis.patterns import Pattern, executable
+from graphraft.text import normalize_name
+
+labels = [json.loads(line) for line in Path(sys.argv[1]).read_text().splitlines() if line.strip()]
+items = {i.question: i for i in load_items(Dataset.metaqa, None, None, Split.train, None, None)}
+store = open_store(load_settings(graph="metaqa"), "metaqa")
+tally = collections.defaultdict(lambda: [0, 0])
+for row in labels:
+    item = items[row["question"]]
+    gold = {normalize_name(a) for a in item.answers}
+    hop = item.hops
+    if row["status"] == "ok":
+        ids = [r["id"] for r in store.read(executable(Pattern.from_dict(row["pattern"]), store))]
+        names = {normalize_name(str(n["name"])) for n in store.nodes_by_id(ids)} if ids else set()
+        top1 = bool(names & gold)
+        exact = names == gold
+        tally[("kept", hop)][0] += top1
+        tally[("kept", hop)][1] += 1
+        tally[("kept-exact", hop)][0] += exact
+        tally[("kept-exact", hop)][1] += 1
+    else:
+        tally[("dropped", hop)][1] += 1
+for key in sorted(tally):
+    hit, n = tally[key]
+    print(key, n, f"{100 * hit / n:.1f}%" if key[0] != "dropped" else "")
+store.close()
