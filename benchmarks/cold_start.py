@@ -34,6 +34,7 @@ from pathlib import Path
 from graphraft.config import load_settings
 from graphraft.graph import open_store
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.sampling import stable_hash
 from graphraft.synthesis.from_graph import GenerationConfig, generator_for
 from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.rows import read_rows
@@ -90,8 +91,11 @@ def train_variant(settings, generated: Path, real: Path | None, examples: int, o
 
 
 def unlabelled_questions(per_hop: int, out: Path) -> Path:
-    """MetaQA training questions (a stable sample, ``per_hop`` a hop), their text only."""
-    items = load_items(Dataset.metaqa, None, None, Split.train, None, per_hop)
+    """MetaQA training questions (a stable sample, ``per_hop`` a hop), their text only, the hops
+    mixed (in the order of a hash), so that a run stopped part way has labels of every hop."""
+    items = sorted(
+        load_items(Dataset.metaqa, None, None, Split.train, None, per_hop), key=lambda i: stable_hash(i.question)
+    )
     path = out / "unlabelled-questions.txt"
     path.write_text("".join(item.question + "\n" for item in items))
     return path
