@@ -73,6 +73,10 @@ def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_s
     assert hops[1] > 40 and hops[2] < 10 and hops[2] >= 1 and hops[1] > Counter(r["hops"] for r in even)[1]
     shapes = Counter(Pattern.from_dict(r["pattern"]).shape for r in rows if r["hops"] == 1)
     assert shapes.most_common(1)[0][0] == asked_shape and len(shapes) > 1
+    # the questions start from nodes of the labels people asked about more often than in turn
+    label = Pattern.from_dict(asked[0]["pattern"]).anchor.labels[0]
+    share = lambda rows: sum(label in r["pattern"]["anchor"]["labels"] for r in rows) / len(rows)  # noqa: E731
+    assert share(rows) > 1.5 * share(even)
     # another prior is other settings: not mixed into the same file
     assert GenerationConfig(shape_prior=prior).fingerprint() != GenerationConfig().fingerprint()
     assert "shape_prior" not in GenerationConfig().fingerprint()

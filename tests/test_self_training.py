@@ -116,6 +116,44 @@ def test_the_wording_check_keeps_only_labels_no_other_query_reads_closer_to(cold
         assert closer == bool(row.reason and row.reason.startswith("another query reads closer"))
 
 
+def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(cold_start, demo_store, tmp_path):
+    """Each round's kept labels re-estimate the shape prior; the generated questions are made
+    again with it and replace the old ones in that round's training."""
+    from collections import Counter
+
+    from graphraft.synthesis.rows import read_usable
+    from graphraft.synthesis.synthesizer import read_meta
+    from graphraft.training.config import DataSource
+    from graphraft.training.self_training import round_config
+    from graphraft.training.trainer import config_digest
+
+    generated, questions = cold_start
+    cfg = config(tmp_path, generated, questions, demo_store.graph_name, margin=0.0, wording_slack=None, reshape=True)
+    report = train_command("l1", config=cfg)
+    assert [r["round"] for r in report["rounds"]][:2] == [0, 1]
+    for entry in report["rounds"][1:]:
+        if "stopped" in entry:
+            continue
+        folder = tmp_path / "run" / f"round-{entry['round']}"
+        labels, remade = folder / "labels.jsonl", folder / "generated.jsonl"
+        asked = Counter(row.best_pattern.shape for row in read_usable(labels))
+        meta = read_meta(remade)
+        # the prior is this round's kept labels' shapes, and the rest of the settings the first file's
+        assert meta["shape_prior"] == dict(sorted(asked.items())) and entry["prior_shapes"] == len(asked)
+        assert meta["count"] == 24 and meta["seed"] == read_meta(generated)["seed"] and meta["source"] == "graph"
+        rows = read_usable(remade)
+        assert entry["generated_rows"] == len(rows) > 0
+        # the shapes asked come up more often than in the questions made evenly
+        even = read_usable(generated)
+        assert sum(r.best_pattern.shape in asked for r in rows) / len(rows) > 2 * sum(
+            r.best_pattern.shape in asked for r in even
+        ) / len(even)
+        # this round trained on the labels and the questions made again, not on the first file
+        data = [DataSource(path=remade, share=0.5)]
+        summary = json.loads((folder / "summary.json").read_text())
+        assert summary["config_digest"] == config_digest(round_config(cfg, entry["round"], labels, data))
+
+
 def test_a_query_in_the_schemas_words():
     pattern = Pattern(
         AnchorRef("m1", ("Movie",)), (Step("DIRECTED_BY", True, ("Person",)), Step("BORN_IN", True, ("City",))), 2
@@ -145,6 +183,10 @@ def test_self_training_is_for_l1_with_room_for_the_labels(tmp_path):
         TrainConfig.model_validate({**base, "task": "l1"})
     fits = TrainConfig.model_validate({**base, "task": "l1", "self_train": {"questions": "q.txt", "share": 0.4}})
     assert fits.self_train.questions == Path("q.txt")
+    with pytest.raises(ValueError, match="leave nothing to the questions made again"):
+        TrainConfig.model_validate(
+            {**base, "task": "l1", "self_train": {"questions": "q.txt", "share": 0.4, "reshape": True}}
+        )
 
 
 def test_the_command_gives_one_line_errors(tmp_path, graphraft_home):
@@ -152,10 +194,16 @@ def test_the_command_gives_one_line_errors(tmp_path, graphraft_home):
 
     env = {"GRAPHRAFT_HOME": str(graphraft_home)}
     base = ["--data", str(tmp_path / "data.jsonl"), "--output-dir", str(tmp_path / "out")]
+    text = tmp_path / "questions.txt"  # a file, but no synthesis file: no .meta.json
+    text.write_text("who wrote [x]\n")
     for args, complaint in (
         (["train", "l1", *base, "--self-train", str(tmp_path / "none.txt")], "none.txt: question file not found"),
         (["train", "l2", *base, "--self-train", str(tmp_path / "none.txt")], "only L1 is self-trained"),
         (["train", "l1", *base, "--self-train", "q.txt", "--self-train-margin", "-1"], "self_train.margin"),
+        (
+            ["train", "l1", *base[:1], str(text), *base[2:], "--self-train", str(text), "--self-train-reshape"],
+            "none of the data files was made by `synthesize --from-graph`",
+        ),
     ):
         proc = run(args, env)
         assert proc.returncode == 2, (args, proc.stderr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -88,16 +88,22 @@ class ShapePrior:
 
     counts: dict[str, int]
     hops: dict[str, int]  # each shape's path length
+    anchored: Counter = field(default_factory=Counter)  # questions asked from a node of each label
 
     @classmethod
     def read(cls, path: Path) -> ShapePrior:
         patterns = [row.best_pattern for row in read_usable(Path(path))]
         if not patterns:
             raise InputFileError(f"{path}: no usable rows to learn the questions' shapes from")
-        return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns})
+        anchored = Counter(label for p in patterns for label in p.anchor.labels)
+        return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns}, anchored)
 
     def weight(self, shape: str) -> int:
         return self.counts.get(shape, 0) + 1
+
+    def label_weight(self, label: str) -> int:
+        """How often questions start from a node of ``label``, smoothed (anchors are drawn so)."""
+        return self.anchored.get(label, 0) + 1
 
     def hop_shares(self, hops: list[int]) -> dict[int, float]:
         """Each hop length's share of the path questions: its shapes' counts, smoothed."""
@@ -157,9 +163,10 @@ class GraphQuestionGenerator:
         self._language_rows: dict[str, list[dict]] = {}  # a language plan's rows, found when planned
 
     # ------------------------------------------------------------------ anchors
-    def anchors(self) -> list[tuple[AnchorRef, str]]:
+    def anchors(self, prior: ShapePrior | None = None) -> list[tuple[AnchorRef, str]]:
         """Every node with a name, no hub, and a name at most 3 nodes share (ask keeps 3 anchors
-        for a name), interleaved across labels (stratified) in an order fixed by the seed."""
+        for a name), interleaved across labels (stratified) in an order fixed by the seed: in
+        turn, or with a ``prior``, each label as often as questions start from it."""
         seed, cap = self.config.seed, self.config.max_degree or self.config.fanout_cap
         counts = self.store.name_counts()
         by_label: dict[str, list[tuple[AnchorRef, str]]] = {}
@@ -174,14 +181,17 @@ class GraphQuestionGenerator:
             rows.sort(key=lambda r: stable_hash(f"{seed}:{r['id']}"))
             by_label[label] = [(AnchorRef(r["id"], domain_labels(r["labels"])), str(r["name"])) for r in rows]
         degrees = self._degrees([ref.id for rows in by_label.values() for ref, _ in rows])
+        weight = prior.label_weight if prior is not None else (lambda label: 1)
+        # stride scheduling: a label's i-th node at (i + 1/2) / weight; equal weights, in turn
+        order = sorted(
+            ((index + 0.5) / weight(label), label, index) for label in by_label for index in range(len(by_label[label]))
+        )
         out, seen = [], set()
-        for round_ in range(max((len(v) for v in by_label.values()), default=0)):
-            for label in sorted(by_label):
-                if round_ < len(by_label[label]):
-                    ref, name = by_label[label][round_]
-                    if ref.id not in seen and degrees.get(ref.id, 0) <= cap:
-                        seen.add(ref.id)
-                        out.append((ref, name))
+        for _, label, index in order:
+            ref, name = by_label[label][index]
+            if ref.id not in seen and degrees.get(ref.id, 0) <= cap:
+                seen.add(ref.id)
+                out.append((ref, name))
         return out
 
     def _degrees(self, ids: list[str]) -> dict[str, int]:
@@ -203,12 +213,12 @@ class GraphQuestionGenerator:
         of each kind a pass; later passes (a small graph) take other patterns. The pattern shape
         least used so far wins, so the questions spread over the schema."""
         cfg = self.config
-        anchors = self.anchors()
+        prior = ShapePrior.read(cfg.shape_prior) if cfg.shape_prior is not None else None
+        anchors = self.anchors(prior)
         language = self.language_plans(round(cfg.count * cfg.language_share), anchors, progress)
         count = cfg.count - len(language)
         bridges = round(count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
         hops = list(range(1, cfg.max_hops + 1))
-        prior = ShapePrior.read(cfg.shape_prior) if cfg.shape_prior is not None else None
         quota = self._hop_quota(count - bridges, hops, prior)
         quota["bridge"] = bridges
         names = dict((ref.id, name) for ref, name in anchors)

@@ -320,6 +320,15 @@ def _meta_path(path: Path) -> Path:
     return path.with_suffix(path.suffix + ".meta.json")
 
 
+def read_meta(path: Path) -> dict[str, Any]:
+    """The settings a synthesis file was made with (empty when it has no readable record)."""
+    try:
+        meta = json.loads(_meta_path(Path(path)).read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def changed_settings(path: Path, meta: dict[str, Any]) -> list[str]:
     """The settings ``path`` was made with that differ from ``meta`` (none for a new file)."""
     if not (path.exists() and _meta_path(path).exists()):

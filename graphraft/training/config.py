@@ -54,6 +54,13 @@ class SelfTrainSettings(BaseModel):
     language: Literal["paths", "full"] = Field("paths", description="What L1 may write when labelling (as `ask`).")
     # the kept labels must grow by this share of the questions for another round to be worth it
     min_gain: float = Field(0.01, ge=0, description="Stop when a round keeps fewer new labels than this share.")
+    # people ask a few shapes far more than the others: the kept labels say which, with no
+    # answer known, and the questions made from the graph follow them (ShapePrior)
+    reshape: bool = Field(
+        False,
+        description="Each round, make the configured --from-graph questions again with their shapes drawn as "
+        "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones.",
+    )
 
 
 class DataSource(BaseModel):
@@ -160,5 +167,10 @@ class TrainConfig(StageConfig):
             if total + self.self_train.share > 1.0 + 1e-9:
                 raise ValueError(
                     f"self_train.share: {self.self_train.share:g} beside the data's shares ({total:g}) is more than 1"
+                )
+            if self.self_train.reshape and total + self.self_train.share >= 1.0 - 1e-9:
+                raise ValueError(
+                    "self_train.reshape: the labels' and the data's shares leave nothing to the questions made "
+                    "again from the graph"
                 )
         return self

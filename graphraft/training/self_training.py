@@ -42,7 +42,7 @@ from graphraft.errors import GraphRAFTError, InputFileError
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.language import Query
 from graphraft.synthesis.patterns import Pattern
-from graphraft.synthesis.rows import AnchorRow, SynthesisRow, done_qids, read_rows
+from graphraft.synthesis.rows import AnchorRow, SynthesisRow, done_qids, read_rows, read_usable
 from graphraft.synthesis.verbalise import Verbaliser, words_of
 from graphraft.training.config import DataSource, TrainConfig
 
@@ -195,10 +195,12 @@ def _row(
 
 
 # ---------------------------------------------------------------------------------- rounds
-def round_config(config: TrainConfig, round_: int, labels: Path | None) -> TrainConfig:
-    """Round ``round_``'s training: the configured data plus the kept labels at their share,
-    into its own folder."""
-    data = list(config.data)
+def round_config(
+    config: TrainConfig, round_: int, labels: Path | None, data: list[DataSource] | None = None
+) -> TrainConfig:
+    """Round ``round_``'s training: the configured data (or ``data``) plus the kept labels at
+    their share, into its own folder."""
+    data = list(config.data if data is None else data)
     if labels is not None:
         data.append(DataSource(path=labels, share=config.self_train.share))
     return config.model_copy(
@@ -222,6 +224,8 @@ def self_train(
 
     notify = progress_callback or (lambda entry: None)
     questions = read_questions(config.self_train.questions)
+    if config.self_train.reshape:
+        reshaping(config)  # its mistakes before any work
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     make_pipeline = make_pipeline or _pipeline(config)
@@ -229,8 +233,8 @@ def self_train(
     rounds: list[dict[str, Any]] = []
     previous: dict[str, str] = {}
 
-    def trained(round_: int, labels: Path | None) -> dict[str, Any]:
-        round_cfg = round_config(config, round_, labels)
+    def trained(round_: int, labels: Path | None, data: list[DataSource] | None = None) -> dict[str, Any]:
+        round_cfg = round_config(config, round_, labels, data)
         summary_file = Path(round_cfg.output_dir) / "summary.json"
         if summary_file.exists():
             summary = json.loads(summary_file.read_text())
@@ -265,7 +269,11 @@ def self_train(
         if round_ > 1 and (kept == previous or gain < config.self_train.min_gain * len(questions)):
             rounds.append({"round": round_, **report, "stopped": f"the labels grew by {gain} only"})
             break
-        summary = trained(round_, labels)
+        data = None
+        if config.self_train.reshape:
+            data, reshaped = reshaped_data(config, settings, labels, labels.parent, notify)
+            report = {**report, **reshaped}
+        summary = trained(round_, labels, data)
         rounds.append({**_round_report(round_, summary, labels), **report})
         best, previous = summary, kept
         _write_report(out, config, questions, rounds, best)
@@ -274,6 +282,67 @@ def self_train(
         shutil.rmtree(adapter)
     shutil.copytree(best["adapter"], adapter)
     return _write_report(out, config, questions, rounds, best, adapter)
+
+
+GENERATED = "generated.jsonl"
+
+
+def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, notify) -> tuple[list[DataSource], dict]:
+    """``reshape``: the configured files `synthesize --from-graph` made, made again with the same
+    settings but their shapes drawn as often as ``labels`` (the kept ones) ask them, into
+    ``folder``/generated.jsonl; as many questions as their share of the examples (the rest, after
+    the labels' and the other files' shares), so that the trainer takes them all, in the prior's
+    proportions. Returns the round's data (the other files as they are) and a report."""
+    from graphraft.graph import open_store
+    from graphraft.synthesis.from_graph import GenerationConfig, ShapePrior, generate, generator_for
+    from graphraft.synthesis.synthesizer import changed_settings
+
+    made, kept, share, first = reshaping(config)
+    count = max(1, round(share * config.max_train_examples))
+    fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
+    generation = GenerationConfig(**{**fields, "count": count, "shape_prior": labels})
+    output = folder / GENERATED
+    with open_store(settings, made.graph or config.graph) as store:
+        if first.get("graph") not in (None, store.identity):
+            raise InputFileError(
+                f"self_train.reshape: {made.path} was made on {first['graph']}, not on {store.identity}"
+            )
+        generator = generator_for(store, settings, generation)
+        meta = {"graph": store.identity, **generation.fingerprint()}
+        fresh = not output.exists() or bool(changed_settings(output, meta))
+        notify({"note": f"{folder.name}: making {count:,} questions from the graph again, shaped as the labels ask"})
+        generate(generator, output, overwrite=fresh)
+    rows = read_usable(output)
+    report = {
+        "generated": str(output),
+        "generated_rows": len(rows),
+        "generated_by_hops": {str(h): n for h, n in sorted(Counter(row.hops for row in rows).items())},
+        "prior_shapes": len(ShapePrior.read(labels).counts),
+    }
+    return [*kept, DataSource(path=output, share=share, graph=made.graph)], report
+
+
+def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float, dict[str, Any]]:
+    """``reshape``'s plan, checked before any work: the first data file `synthesize --from-graph`
+    made (its .meta.json says so; all such files are replaced), the files kept as they are (each
+    with a share), the share left to the questions made again, and their settings."""
+    from graphraft.synthesis.synthesizer import read_meta
+
+    metas = {source.path: read_meta(source.path) for source in config.data}
+    made = [s for s in config.data if metas[s.path].get("source") == "graph"]
+    kept = [s for s in config.data if s not in made]
+    if not made:
+        raise InputFileError(
+            "self_train.reshape: none of the data files was made by `synthesize --from-graph` (their "
+            ".meta.json says so): there are no generated questions to make again"
+        )
+    if loose := [str(s.path) for s in kept if s.share is None]:
+        raise InputFileError(
+            f"self_train.reshape: give {', '.join(loose)} a share (PATH@SHARE): the questions made again "
+            "take the rest of the examples"
+        )
+    share = 1.0 - config.self_train.share - sum(s.share for s in kept)
+    return made[0], kept, share, metas[made[0].path]
 
 
 def label_file(
