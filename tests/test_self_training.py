@@ -140,7 +140,8 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(c
         meta = read_meta(remade)
         # the prior is this round's kept labels' shapes, and the rest of the settings the first file's
         assert meta["shape_prior"] == dict(sorted(asked.items())) and entry["prior_shapes"] == len(asked)
-        assert meta["count"] == 24 and meta["seed"] == read_meta(generated)["seed"] and meta["source"] == "graph"
+        assert meta["count"] == 27 + 10  # 24 training questions, a tenth more, and 10 for validation
+        assert meta["seed"] == read_meta(generated)["seed"] and meta["source"] == "graph"
         rows = read_usable(remade)
         assert entry["generated_rows"] == len(rows) > 0
         # the shapes asked come up more often than in the questions made evenly

@@ -290,15 +290,18 @@ GENERATED = "generated.jsonl"
 def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, notify) -> tuple[list[DataSource], dict]:
     """``reshape``: the configured files `synthesize --from-graph` made, made again with the same
     settings but their shapes drawn as often as ``labels`` (the kept ones) ask them, into
-    ``folder``/generated.jsonl; as many questions as their share of the examples (the rest, after
-    the labels' and the other files' shares), so that the trainer takes them all, in the prior's
-    proportions. Returns the round's data (the other files as they are) and a report."""
+    ``folder``/generated.jsonl; as many training questions as their share of the examples (the
+    rest, after the labels' and the other files' shares), so that the trainer takes them all, in
+    the prior's proportions, and their validation questions beside. Returns the round's data
+    (the other files as they are) and a report."""
     from graphraft.graph import open_store
     from graphraft.synthesis.from_graph import GenerationConfig, ShapePrior, generate, generator_for
     from graphraft.synthesis.synthesizer import changed_settings
 
     made, kept, share, first = reshaping(config)
-    count = max(1, round(share * config.max_train_examples))
+    # a tenth of the questions made go to validation (split by a hash): enough more that the
+    # training rows fill the share, and a few for validation however small the share
+    count = math.ceil(share * config.max_train_examples / 0.9) + 10
     fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
     generation = GenerationConfig(**{**fields, "count": count, "shape_prior": labels})
     output = folder / GENERATED
