@@ -187,6 +187,10 @@ def test_serve_refuses_other_interfaces_without_a_key_and_a_short_key(tmp_path):
     short.write_text("abc\n")
     weak = run(["serve", "--host", "0.0.0.0", "--api-key-file", str(short)], env, timeout=120)
     assert weak.returncode != 0 and "holds a key of 3 characters; use 16 or more" in one_line_error(weak)
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a file where the log's folder would be
+    unwritable = run(["serve", "--log-questions", str(blocked / "questions.txt")], env, timeout=120)
+    assert unwritable.returncode == 2 and "questions.txt: cannot write the question log" in one_line_error(unwritable)
 
 
 def test_a_malformed_request_is_422_and_an_unknown_entity_says_so(client):
@@ -205,3 +209,23 @@ def test_eight_concurrent_requests_are_each_answered_as_alone(client, engine):
         responses = list(pool.map(lambda q: client.post("/ask", json={"question": q}), questions))
     assert [r.status_code for r in responses] == [200] * 8
     assert [answered(r.json()) for r in responses] == [expected[q] for q in questions]
+
+
+def test_log_questions_keeps_the_answered_questions_text_for_self_training(engine, tmp_path):
+    """`serve --log-questions`: each answered question, one a line, in a file only its owner
+    reads, appended across restarts; the refused ones are not kept. Self-training reads it."""
+    import stat
+
+    from graphraft.training.self_training import read_questions
+
+    log = tmp_path / "logs" / "questions.txt"
+    with TestClient(create_app(engine, timeout_s=60, log_questions=log)) as client:
+        assert client.post("/ask", json={"question": QUESTIONS[0]}).status_code == 200
+        assert client.post("/ask", json={"question": "  "}).status_code == 400
+        assert client.post("/ask", json={"question": "x" * 2000}).status_code == 400
+        assert client.post("/ask", json={"question": "who  directed\n[Big]"}).status_code == 200
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    with TestClient(create_app(engine, timeout_s=60, log_questions=log)) as client:  # a restart appends
+        assert client.post("/ask", json={"question": QUESTIONS[0]}).status_code == 200
+    assert log.read_text().splitlines() == [QUESTIONS[0], "who directed [Big]", QUESTIONS[0]]
+    assert [q for _, q in read_questions(log)] == [QUESTIONS[0], "who directed [Big]"]

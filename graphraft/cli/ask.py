@@ -83,6 +83,13 @@ def serve_cmd(
         Optional[Path],
         typer.Option(help="A file holding the bearer token clients must send (else GRAPHRAFT_API_KEY[_FILE])."),
     ] = None,
+    log_questions: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Append each answered question's text to this file (0600), one a line, for "
+            "`train l1 --self-train` (default: none is kept)."
+        ),
+    ] = None,
     overrides: dict | None = None,
 ) -> None:
     """Serve GraphRAFT over HTTP: POST /ask, GET /schema, GET /health; OpenAPI docs at /docs.
@@ -100,13 +107,20 @@ def serve_cmd(
             f"serving on {host} would let anyone who reaches it ask: give --api-key-file "
             "(or GRAPHRAFT_API_KEY), or serve on 127.0.0.1"
         )
+    if log_questions is not None:
+        from graphraft.serving.question_log import QuestionLog
+
+        QuestionLog(log_questions).close()  # a path it cannot write is said before the models load
     engine = _engine(ctx, graph, config, overrides, model, extractor, l1_adapter, l2_adapter)
     logging.getLogger("graphraft.serving").setLevel(logging.INFO)  # a request log line per question
     err.print(f"serving {engine.store.description} on http://{host}:{port} (docs: http://{host}:{port}/docs)")
     if api_key is None:
         err.print("no API key: this machine only (--api-key-file to serve others)")
     try:
-        uvicorn.run(create_app(engine, timeout_s, api_key), host=host, port=port, log_level="info")
+        app = create_app(engine, timeout_s, api_key, log_questions)
+        if log_questions is not None:
+            err.print(f"keeping the answered questions' text in {log_questions} (for train l1 --self-train)")
+        uvicorn.run(app, host=host, port=port, log_level="info")
     finally:
         engine.close()
 

@@ -8,7 +8,7 @@ or run at once: one more is answered 503 with ``Retry-After`` at once, so waitin
 never take every worker thread;
 ``/health`` runs on threads of its own and answers while questions queue. A user's mistake
 comes back as ``{"error": "<one line>"}`` with the status that fits; every question gets one
-log line."""
+log line. Opt-in, the answered questions' text is kept for self-training (``question_log.py``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import threading
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 from fastapi import Depends, FastAPI, Request
@@ -40,6 +41,7 @@ from graphraft.errors import (
 from graphraft.graph.schema import GraphSchema
 from graphraft.inference.pipeline import Answer, GraphRAFT
 from graphraft.serving.batching import QuestionBatcher
+from graphraft.serving.question_log import QuestionLog
 
 logger = logging.getLogger(__name__)
 
@@ -101,11 +103,15 @@ def status_of(exc: GraphRAFTError) -> int:
     return next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
 
 
-def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str | None = None) -> FastAPI:
+def create_app(
+    engine: GraphRAFT, timeout_s: float | None = None, api_key: str | None = None, log_questions: Path | None = None
+) -> FastAPI:
     """An app around a built pipeline. ``timeout_s``: the default deadline of a request
     (default: the engine's settings.ask_timeout_s). ``api_key``: the bearer token `/ask` and
-    `/schema` require (`/health` stays open for load balancers and orchestrators)."""
+    `/schema` require (`/health` stays open for load balancers and orchestrators).
+    ``log_questions``: a text file each answered question is appended to (``question_log.py``)."""
     bearer = HTTPBearer(auto_error=False)
+    question_log = QuestionLog(log_questions) if log_questions is not None else None
 
     def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if api_key is None:
@@ -128,6 +134,8 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
     async def lifespan(app: FastAPI):
         yield
         batcher.close()
+        if question_log is not None:
+            question_log.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -187,6 +195,8 @@ def create_app(engine: GraphRAFT, timeout_s: float | None = None, api_key: str |
             time.perf_counter() - started,
             f" ({answer.message})" if answer.message else "",
         )
+        if question_log is not None:
+            question_log.add(request.question)
         return answer
 
     @app.get(
