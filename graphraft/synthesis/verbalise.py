@@ -35,6 +35,8 @@ from graphraft.errors import InputFileError
 from graphraft.synthesis.patterns import Pattern, Step
 
 PREPOSITIONS = frozenset("about at by for from in into of on to with under over".split())
+#: readings of a chain's earlier steps kept (each step has one to three phrases)
+READINGS = 6
 
 
 def words_of(identifier: str) -> list[str]:
@@ -165,8 +167,9 @@ class Verbaliser:
     # ------------------------------------------------------------------ patterns
     def phrases_for(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         """Noun phrases for the pattern's target, given the anchor's (and a second anchor's)
-        text; the first phrase of each earlier step is kept (one reading of the chain). Two steps
-        through one type there and back (the movies sharing X's director) also read as sharing."""
+        text: each earlier step in each of its phrases (up to ``READINGS`` readings of the chain;
+        the first phrase is the first phrases all along). Two steps through one type there and
+        back (the movies sharing X's director) also read as sharing."""
         steps = pattern.steps
         shared = (
             len(steps) == 2
@@ -196,10 +199,11 @@ class Verbaliser:
             them = self.noun(steps[0].labels, many=True)
             strip = lambda p: p.removeprefix(f"the {them} ")  # noqa: E731 - "the movies X" -> "X"
             return [f"{a} and {strip(b)}" for a in first for b in second[:1]]
-        x = anchor
+        # every reading of the earlier steps (up to READINGS), the first phrase of each first
+        readings = [anchor]
         for step in steps[: pattern.target - 1]:
-            x = self.step_phrases(step, x)[0]
-        return self.step_phrases(steps[pattern.target - 1], x)
+            readings = list(dict.fromkeys(p for x in readings for p in self.step_phrases(step, x)))[:READINGS]
+        return list(dict.fromkeys(p for x in readings for p in self.step_phrases(steps[pattern.target - 1], x)))
 
     def questions(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         """Every question form for the pattern (the caller picks one)."""
