@@ -4,7 +4,7 @@ pairs added, and self-trained on MetaQA's training questions with their answers 
 per hop on MetaQA validation questions for each (a learning curve).
 
     python benchmarks/cold_start.py [--generated 3000] [--examples 2000] [--fractions 0,0.01,0.1]
-        [--self-train 500] [--rounds 2] [--reshape] [--limit 100] [--out outputs/cold_start]
+        [--self-train 500] [--rounds 2] [--reshape] [--limit 100] [--dataset metaqa|demo] [--out DIR]
 
 Each variant trains L1 with training/l1_cpu.yaml's settings on ``--examples`` examples: the
 generated questions, plus a stable sample of that fraction of the real training pairs (MetaQA's
@@ -25,6 +25,11 @@ generated questions again in the shapes its kept labels ask (rows "prior re-esti
 labels with the same adapter and settings, so it takes the plain variant's round-1 labels when they
 exist.
 
+``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
+its question file's validation questions (split by a hash of the text) are scored, its training
+questions, text only, are the unlabelled ones; it has no real-pair rows (``--fractions 0``).
+Default output folder: outputs/cold_start-demo.
+
 ``--smoke`` runs the whole path in minutes with a tiny random model (for checking the script,
 not for figures).
 """
@@ -34,12 +39,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from graphraft.config import load_settings
 from graphraft.graph import open_store
+from graphraft.graph.loaders.demo import DEMO_GRAPH, demo_files
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.graph.loaders.questions import read_question_file
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.from_graph import GenerationConfig, generator_for
 from graphraft.synthesis.from_graph import generate as write_generated
@@ -54,12 +63,12 @@ REAL = [
 ]
 
 
-def generate(settings, count: int, out: Path) -> Path:
+def generate(settings, graph: str, count: int, out: Path) -> Path:
     path = out / f"generated-{count}.jsonl"
     if path.exists() and sum(1 for _ in read_rows(path)) >= count:
         return path
     started = time.perf_counter()
-    with open_store(settings, "metaqa") as store:
+    with open_store(settings, graph) as store:
         write_generated(generator_for(store, settings, GenerationConfig(count=count, seed=0)), path)
     print(f"generated {count} questions in {time.perf_counter() - started:.0f}s -> {path}", flush=True)
     return path
@@ -76,7 +85,9 @@ def real_subset(fraction: float, out: Path) -> Path | None:
     return path
 
 
-def train_variant(settings, generated: Path, real: Path | None, examples: int, out: Path, smoke: bool) -> dict:
+def train_variant(
+    settings, graph: str, generated: Path, real: Path | None, examples: int, out: Path, smoke: bool
+) -> dict:
     from graphraft.training.trainer import train
 
     name = real.stem if real else "generated-only"
@@ -88,7 +99,7 @@ def train_variant(settings, generated: Path, real: Path | None, examples: int, o
     if real is not None:
         real_rows = sum(1 for _ in read_rows(real))
         data.append(f"{real}@{min(0.5, max(real_rows / examples, 0.2)):.3f}")
-    overrides = {"data": data, "output_dir": str(output_dir), "max_train_examples": examples}
+    overrides = {"data": data, "output_dir": str(output_dir), "max_train_examples": examples, "graph": graph}
     if smoke:
         overrides.update(base_model="tiny-random", validation_examples=8, batch_size=4)
     config = TrainConfig.from_yaml(Path("training/l1_cpu.yaml"), **overrides)
@@ -96,12 +107,34 @@ def train_variant(settings, generated: Path, real: Path | None, examples: int, o
     return train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
 
 
-def unlabelled_questions(per_hop: int, out: Path) -> Path:
-    """MetaQA training questions (a stable sample, ``per_hop`` a hop), their text only, the hops
-    mixed (in the order of a hash), so that a run stopped part way has labels of every hop."""
-    items = sorted(
-        load_items(Dataset.metaqa, None, None, Split.train, None, per_hop), key=lambda i: stable_hash(i.question)
-    )
+def questions_of(dataset: str, split: Split, per_hop: int | None) -> list:
+    """The data set's questions of a split, at most ``per_hop`` a hop (a stable sample): MetaQA's
+    files (`make metaqa-data`), or the demo's question file (split by a hash of the text)."""
+    if dataset == "metaqa":
+        return load_items(Dataset.metaqa, None, None, split, None, per_hop)
+    items = [item for item in read_question_file(demo_files()[2]) if item.split == split.value]
+    by_hop: dict[int, list] = {}
+    for item in sorted(items, key=lambda i: stable_hash(i.question)):
+        by_hop.setdefault(item.hops, []).append(item)
+    return [item for hop in sorted(by_hop) for item in by_hop[hop][:per_hop]]
+
+
+def ensure_graph(settings, dataset: str, graph: str) -> None:
+    """The demo graph is loaded when missing (MetaQA's: `make metaqa-data`)."""
+    from graphraft.errors import GraphNotFoundError
+
+    try:
+        open_store(settings, graph).close()
+    except GraphNotFoundError:
+        if dataset != "demo":
+            raise
+        subprocess.run([sys.executable, "-m", "graphraft", "load", "demo", "--graph", graph], check=True)
+
+
+def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
+    """The data set's training questions (a stable sample, ``per_hop`` a hop), their text only,
+    the hops mixed (in the order of a hash), so that a run stopped part way has labels of every hop."""
+    items = sorted(questions_of(dataset, Split.train, per_hop), key=lambda i: stable_hash(i.question))
     path = out / "unlabelled-questions.txt"
     path.write_text("".join(item.question + "\n" for item in items))
     return path
@@ -113,6 +146,7 @@ def self_train_variant(settings, generated: Path, start: Path, questions: Path, 
     output_dir = args.out / ("l1-self-train-reshape" if reshape else "l1-self-train")
     overrides = {
         "data": [str(generated)],
+        "graph": args.graph,
         "output_dir": str(output_dir),
         "max_train_examples": args.examples,
         "self_train.questions": str(questions),
@@ -133,13 +167,13 @@ def self_train_variant(settings, generated: Path, start: Path, questions: Path, 
     return self_train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
 
 
-def evaluate_variant(settings, adapter: Path, items, smoke: bool, folder: Path) -> dict:
+def evaluate_variant(settings, graph: str, adapter: Path, items, smoke: bool, folder: Path) -> dict:
     """No-l2 Hit@1 per hop; the whole report (each question's class and top query) in ``folder``."""
     from graphraft.evaluation.runner import evaluate, write_report
     from graphraft.inference.pipeline import GraphRAFT
 
     asked = load_settings(l1_adapter=adapter, **({"base_model": "tiny-random"} if smoke else {}))
-    pipeline = GraphRAFT(asked, graph="metaqa", beams=1)
+    pipeline = GraphRAFT(asked, graph=graph, beams=1)
     try:
         started = time.perf_counter()
         report = evaluate(items, pipeline, ["no-l2"])
@@ -184,17 +218,23 @@ def main() -> None:
         "--reshape", action="store_true", help="Also self-train with the shape prior re-estimated every round."
     )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
-    parser.add_argument("--out", type=Path, default=Path("outputs/cold_start"))
+    parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
+    parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
     parser.add_argument("--smoke", action="store_true", help="Tiny random model: checks the script only.")
     args = parser.parse_args()
+    args.out = args.out or Path("outputs/cold_start" + ("-demo" if args.dataset == "demo" else ""))
     args.out.mkdir(parents=True, exist_ok=True)
-    settings = load_settings(graph="metaqa")
-    items = load_items(Dataset.metaqa, None, None, Split.validation, None, args.limit)
-    generated = generate(settings, args.generated, args.out)
+    graph = args.graph = "metaqa" if args.dataset == "metaqa" else DEMO_GRAPH
+    if args.dataset != "metaqa" and args.fractions != "0":
+        parser.error("--fractions: the real pairs are MetaQA's (give --fractions 0 with --dataset demo)")
+    settings = load_settings(graph=graph)
+    ensure_graph(settings, args.dataset, graph)
+    items = questions_of(args.dataset, Split.validation, args.limit)
+    generated = generate(settings, graph, args.generated, args.out)
     results = []
 
     def record(name: str, fraction: float, real: Path | None, summary: dict, adapter: Path) -> None:
-        scores = evaluate_variant(settings, adapter, items, args.smoke, adapter.parent / "eval")
+        scores = evaluate_variant(settings, graph, adapter, items, args.smoke, adapter.parent / "eval")
         # on the held-out generated questions (training's own validation)
         exact = (summary.get("history") or [{}])[-1].get("exact_match")
         results.append(
@@ -220,7 +260,7 @@ def main() -> None:
     generated_only = None
     for fraction in [float(f) for f in args.fractions.split(",")]:
         real = real_subset(fraction, args.out)
-        summary = train_variant(settings, generated, real, args.examples, args.out, args.smoke)
+        summary = train_variant(settings, graph, generated, real, args.examples, args.out, args.smoke)
         record(
             f"+ {fraction * 100:g} % real pairs" if fraction else "generated only",
             fraction,
@@ -231,7 +271,7 @@ def main() -> None:
         if not fraction:
             generated_only = Path(summary["adapter"])
     if args.self_train and generated_only is not None:
-        questions = unlabelled_questions(args.self_train, args.out)
+        questions = unlabelled_questions(args.dataset, args.self_train, args.out)
         for reshape in (False, True) if args.reshape else (False,):
             report = self_train_variant(settings, generated, generated_only, questions, args, reshape)
             for entry in report["rounds"][1:]:
