@@ -1,0 +1,86 @@
+"""Is the question's likeness to each candidate's words worth using when no real pair exists
+(issue 28, item 4)? L1 (trained on generated questions) writes its ``--beams`` best queries for
+MetaQA questions; each is put in the schema's words (``query_wording``, as self-training's
+wording check does) and compared with the question (MiniLM cosine similarity, the bundled
+embedder). The chosen query is the one with the best L1 score + ``weight`` x similarity, for
+each weight (0: L1 alone; a large one: the wording alone); Hit@1 is its first result in the
+gold answers, per hop.
+
+    python benchmarks/wording_rerank.py --adapter outputs/cold_start/l1-generated-only/adapter \
+        [--split validation] [--limit 100] [--beams 5] [--weights 0,1,2,5,10,20,50,1000]
+
+L1's scores are summed log-probabilities (nats); the similarity lies in [-1, 1], so a weight of
+10 lets a 0.1 better wording outweigh a 1-nat worse score. Pick a weight on ``--split train``
+(MetaQA's training questions) and read it on validation; nothing here is used by `ask`."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+from pathlib import Path
+
+from graphraft.config import load_settings
+from graphraft.deadline import Deadline
+from graphraft.graph.embeddings import make_embedder
+from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.inference.pipeline import GraphRAFT
+from graphraft.text import normalize_name
+from graphraft.training.self_training import cosine, query_wording
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adapter", type=Path, required=True, help="An L1 adapter.")
+    parser.add_argument("--split", choices=("train", "validation"), default="validation")
+    parser.add_argument("--limit", type=int, default=100, help="Questions a hop.")
+    parser.add_argument("--beams", type=int, default=5, help="Queries L1 writes per question.")
+    parser.add_argument("--weights", default="0,1,2,5,10,20,50,1000")
+    args = parser.parse_args()
+    weights = [float(w) for w in args.weights.split(",")]
+    settings = load_settings(graph="metaqa", l1_adapter=args.adapter, l2_adapter=None)
+    embed = make_embedder(settings).embed
+    items = load_items(Dataset.metaqa, None, None, Split(args.split), None, args.limit)
+    pipeline = GraphRAFT(settings, graph="metaqa", node_budget=1_000_000)
+    hits: dict[float, collections.Counter] = {w: collections.Counter() for w in weights}
+    totals: collections.Counter = collections.Counter()
+    started = time.perf_counter()
+    try:
+        for start in range(0, len(items), 16):
+            part = items[start : start + 16]
+            deadlines = [Deadline(settings.ask_timeout_s, "asking") for _ in part]
+            answers = pipeline.ask_each([i.question for i in part], deadlines, beams=args.beams)
+            for item, answer in zip(part, answers):
+                totals[item.hops] += 1
+                if isinstance(answer, Exception) or not answer.queries:
+                    continue
+                names = {a["id"]: a["mention"] for a in answer.anchors}
+                queries = answer.queries
+                texts = [query_wording(answer.structure_of(q.cypher), q.cypher, names) for q in queries]
+                question, *vectors = embed([item.question, *texts])
+                similarity = [cosine(question, v) for v in vectors]
+                gold = {normalize_name(a) for a in item.answers}
+                firsts = [q.ids[0] if q.ids else None for q in queries]
+                found = {n["id"]: n["name"] for n in pipeline.store.nodes_by_id([f for f in firsts if f])}
+                right = [f is not None and normalize_name(str(found.get(f, ""))) in gold for f in firsts]
+                for w in weights:
+                    best = max(range(len(queries)), key=lambda k: queries[k].score + w * similarity[k])
+                    hits[w][item.hops] += right[best]
+            print(f"{start + len(part)}/{len(items)} questions, {time.perf_counter() - started:.0f}s", flush=True)
+    finally:
+        pipeline.close()
+    hops = sorted(totals)
+    print(f"\n{args.split}, {sum(totals.values())} questions, L1 {args.adapter}, {args.beams} queries each")
+    print("| weight | Hit@1 % all | " + " | ".join(f"{h}-hop" for h in hops) + " |")
+    print("| ---: | ---: | " + " | ".join("---:" for _ in hops) + " |")
+    for w in weights:
+        per = [100 * hits[w][h] / totals[h] for h in hops]
+        print(
+            f"| {w:g} | {100 * sum(hits[w].values()) / sum(totals.values()):.1f} | "
+            + " | ".join(f"{p:.1f}" for p in per)
+            + " |"
+        )
+
+
+if __name__ == "__main__":
+    main()
