@@ -18,7 +18,7 @@ from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable
 from graphraft.synthesis.resolution import EntityResolver
 from graphraft.synthesis.rows import SynthesisRow
-from graphraft.synthesis.verbalise import READINGS, Phrases, Verbaliser, plural, singular, words_of
+from graphraft.synthesis.verbalise import READINGS, Phrases, Verbaliser, agent_noun, plural, singular, words_of
 
 from local_endpoint import chat_completion, json_endpoint
 
@@ -86,6 +86,14 @@ def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_s
         generate(demo_store, tmp_path, "none.jsonl", count=6, shape_prior=empty)
 
 
+def test_without_lemminflect_the_passive_phrases_stay(monkeypatch):
+    from graphraft.synthesis import verbalise
+
+    monkeypatch.setattr(verbalise, "_lemminflect", lambda: None)
+    phrases = Verbaliser().step_phrases(Step("DIRECTED_BY", True, ("Person",)), "[X]")
+    assert phrases == ["the person that [X] was directed by", "the persons [X] was directed by"]
+
+
 def test_the_same_seed_gives_the_same_questions(demo_store, tmp_path):
     strip = lambda rows: [{k: v for k, v in r.items() if k != "timings"} for r in rows]  # noqa: E731
     first, _ = generate(demo_store, tmp_path, "a.jsonl", count=30, seed=7)
@@ -139,13 +147,32 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
         (step("DIRECTED_BY", False, "Movie"), step("HAS_GENRE", True, "Genre")),
         target=2,
     )
+    # a participle with "by" also reads in the active voice and as its agent noun
+    directed = verbaliser.step_phrases(step("DIRECTED_BY", True, "Person"), "[X]")
+    assert directed[0] == "the person that [X] was directed by"  # the first reading as before
+    assert {"the person that directed [X]", "the director of [X]", "the directors of [X]"} <= set(directed)
+    assert "the movies [X] wrote" in verbaliser.step_phrases(step("WRITTEN_BY", False, "Movie"), "[X]")
+    assert "the movies whose writer is [X]" in verbaliser.step_phrases(step("WRITTEN_BY", False, "Movie"), "[X]")
+    assert verbaliser.step_phrases(step("BORN_IN", True, "City"), "[X]") == [
+        "the city that [X] was born in",
+        "the cities [X] was born in",
+    ]
+    assert [agent_noun(v) for v in ("write", "direct", "own", "supply", "ship")] == [
+        "writer",
+        "director",
+        "owner",
+        "supplier",
+        "shipper",
+    ]
+    one = Pattern(AnchorRef("p", ("Person",)), (step("DIRECTED_BY", False, "Movie"),), 1)
+    assert "which movies did [X] direct" in verbaliser.questions(one, "[X]")
     # the earlier steps in each of their readings, the first reading first
     read = verbaliser.phrases_for(chain, "[X]")
     assert (
         read[0] == "the genre of the movies directed by [X]"
         and "the genre of the movies that were directed by [X]" in read
     )
-    assert len(read) == len(set(read)) == 4
+    assert len(read) == len(set(read)) == 8  # 4 readings of the first step, 2 phrases of the second
     longer = Pattern(chain.anchor, (*chain.steps, step("HAS_GENRE", False, "Movie")), 3)
     assert len(verbaliser.phrases_for(longer, "[X]")) <= 2 * READINGS
     phrases = tmp_path / "phrases.yaml"

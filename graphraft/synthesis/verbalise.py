@@ -4,7 +4,9 @@ No phrase is written for any particular data set: a relationship type is split i
 read by its shape, and a label is a noun.
 
 - ``DIRECTED_BY``, ``BORN_IN`` (a participle and a preposition): "the movies directed by X",
-  "which city was X born in";
+  "which city was X born in"; a participle with ``by`` also reads in the active voice, the verb's
+  forms from lemminflect's English tables, and as its agent noun by English's regular suffixes: "the
+  movies X directed", "the person that directed X", "the director of X", "which movies did X direct";
 - ``HAS_GENRE`` (has + a noun): "the genre of X", "the movies with genre X";
 - ``IN_LANGUAGE`` (a preposition first): "the language of X", "the movies in language X";
 - ``WON`` (one word, read as a verb): "the awards X won", "the books that won X";
@@ -29,14 +31,52 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from graphraft.errors import InputFileError
 from graphraft.synthesis.patterns import Pattern, Step
 
 PREPOSITIONS = frozenset("about at by for from in into of on to with under over".split())
-#: readings of a chain's earlier steps kept (each step has one to three phrases)
-READINGS = 6
+
+
+@cache
+def _lemminflect():
+    try:
+        import lemminflect
+    except ImportError:  # the active voice is left out; the passive phrases stay
+        return None
+    return lemminflect
+
+
+def agent_noun(base: str) -> str:
+    """Who does what a verb says, by English's regular suffixes: write -> writer, direct ->
+    director, act -> actor, own -> owner, supply -> supplier."""
+    if base.endswith("e"):
+        return base + "r"
+    if base.endswith(("ct", "it")):
+        return base + "or"
+    if len(base) > 2 and base.endswith("y") and base[-2] not in "aeiou":
+        return base[:-1] + "ier"
+    if re.fullmatch(r"[^aeiou]*[aeiou][b-df-hj-np-tvz]", base):  # one syllable ending in one consonant
+        return base + base[-1] + "er"
+    return base + "er"
+
+
+def active_verb(words: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
+    """(base form, past tense) of a type read as a participle and ``by`` (``DIRECTED_BY``:
+    direct, directed; ``WRITTEN_BY``: write, wrote); None for any other shape of words."""
+    if len(words) != 2 or words[1] != "by" or (tables := _lemminflect()) is None:
+        return None
+    lemma = tables.getLemma(words[0], upos="VERB")
+    past = tables.getInflection(lemma[0], tag="VBD") if lemma else ()
+    if not past or lemma[0] == words[0]:  # not a participle
+        return None
+    return lemma[0], past[0]
+
+
+#: readings of a chain's earlier steps kept (each step has one to five phrases)
+READINGS = 8
 
 
 def words_of(identifier: str) -> list[str]:
@@ -129,9 +169,18 @@ class Verbaliser:
         them = self.noun(step.labels, many=True)
         if len(words) > 1 and words[-1] in PREPOSITIONS:  # DIRECTED_BY, BORN_IN
             verb = " ".join(words)
+            active = active_verb(words)  # DIRECTED_BY: (direct, directed)
             if step.outgoing:
-                return [f"the {self.noun(step.labels)} that {x} was {verb}", f"the {them} {x} was {verb}"]
-            return [f"the {them} {verb} {x}", f"the {them} that were {verb} {x}"]
+                phrases = [f"the {self.noun(step.labels)} that {x} was {verb}", f"the {them} {x} was {verb}"]
+                if active:  # the person that directed X, the director of X
+                    agent = agent_noun(active[0])
+                    phrases += [f"the {self.noun(step.labels)} that {active[1]} {x}", f"the {agent} of {x}"]
+                    phrases.append(f"the {plural(agent)} of {x}")
+                return phrases
+            phrases = [f"the {them} {verb} {x}", f"the {them} that were {verb} {x}"]
+            if active:  # the movies X directed, the movies whose director is X
+                phrases += [f"the {them} {x} {active[1]}", f"the {them} whose {agent_noun(active[0])} is {x}"]
+            return phrases
         if words[0] == "has" and len(words) > 1:  # HAS_GENRE
             noun = " ".join(words[1:])
             if step.outgoing:
@@ -199,11 +248,31 @@ class Verbaliser:
             them = self.noun(steps[0].labels, many=True)
             strip = lambda p: p.removeprefix(f"the {them} ")  # noqa: E731 - "the movies X" -> "X"
             return [f"{a} and {strip(b)}" for a in first for b in second[:1]]
-        # every reading of the earlier steps (up to READINGS), the first phrase of each first
+        last = steps[pattern.target - 1]
+        return list(dict.fromkeys(p for x in self._readings(pattern, anchor) for p in self.step_phrases(last, x)))
+
+    def _readings(self, pattern: Pattern, anchor: str) -> list[str]:
+        """Readings of the steps before the target's (up to READINGS), the first phrases all
+        along first."""
         readings = [anchor]
-        for step in steps[: pattern.target - 1]:
-            readings = list(dict.fromkeys(p for x in readings for p in self.step_phrases(step, x)))[:READINGS]
-        return list(dict.fromkeys(p for x in readings for p in self.step_phrases(steps[pattern.target - 1], x)))
+        for step in pattern.steps[: pattern.target - 1]:
+            phrases = [self.step_phrases(step, x) for x in readings]
+            # each reading's first phrase, then each one's second, ...: every reading goes on
+            rounds = range(max(map(len, phrases)))
+            readings = list(dict.fromkeys(p[i] for i in rounds for p in phrases if i < len(p)))[:READINGS]
+        return readings
+
+    def _clauses(self, pattern: Pattern, anchor: str) -> list[str]:
+        """The target's step as a clause, where its type reads as a verb in the active voice:
+        "which movies did X direct", "which person directed X" (X: the chain before it)."""
+        last = pattern.steps[pattern.target - 1]
+        active = active_verb(words_of(last.type))
+        if pattern.end_anchor is not None or active is None or self.phrases.relationships.get(last.type):
+            return []
+        readings = self._readings(pattern, anchor)[:2]
+        if last.outgoing:
+            return [f"which {self.noun(last.labels)} {active[1]} {x}" for x in readings]
+        return [f"which {self.noun(last.labels, many=True)} did {x} {active[0]}" for x in readings]
 
     def questions(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         """Every question form for the pattern (the caller picks one)."""
@@ -216,4 +285,4 @@ class Verbaliser:
                 forms.append(f"which {rest}")
             else:
                 forms.append(f"what is {phrase}")
-        return forms
+        return forms + self._clauses(pattern, anchor)
