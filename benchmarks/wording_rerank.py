@@ -3,8 +3,9 @@
 MetaQA questions; each is put in the schema's words (``query_wording``, as self-training's
 wording check does) and compared with the question (MiniLM cosine similarity, the bundled
 embedder). The chosen query is the one with the best L1 score + ``weight`` x similarity, for
-each weight (0: L1 alone; a large one: the wording alone); Hit@1 is its first result in the
-gold answers, per hop.
+each weight (0: L1 alone; a large one: the wording alone); a hit is the chosen query's first
+result among the gold answers, per hop (stricter than `graphraft eval`'s Hit@1, which orders the
+results its own way: compare weights with each other, not with eval's figures).
 
     python benchmarks/wording_rerank.py --adapter outputs/cold_start/l1-generated-only/adapter \
         [--split validation] [--limit 100] [--beams 5] [--weights 0,1,2,5,10,20,50,1000]
