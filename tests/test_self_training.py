@@ -155,6 +155,25 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(c
         assert summary["config_digest"] == config_digest(round_config(cfg, entry["round"], labels, data))
 
 
+def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
+    """An adapter trained before `reshape` existed is reused (its digest had no such key);
+    turning it on, or any other setting, is other training."""
+    import hashlib
+
+    from graphraft.training.trainer import config_digest
+
+    base = TrainConfig.model_validate(
+        {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
+    )
+    before = base.model_dump(mode="json")
+    del before["self_train"]["reshape"]  # the settings as they were dumped before the field
+    legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
+    assert config_digest(base) == legacy
+    on = base.model_copy(update={"self_train": base.self_train.model_copy(update={"reshape": True})})
+    assert config_digest(on) != legacy
+    assert config_digest(base.model_copy(update={"epochs": 2.0})) != legacy
+
+
 def test_a_query_in_the_schemas_words():
     pattern = Pattern(
         AnchorRef("m1", ("Movie",)), (Step("DIRECTED_BY", True, ("Person",)), Step("BORN_IN", True, ("City",))), 2

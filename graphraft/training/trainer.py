@@ -362,6 +362,17 @@ def _reporter(notify, judge, tokenizer, history):
     return Reporter()
 
 
+#: settings added after adapters were trained, at the value that trains as before: left out of
+#: the digest there, so an adapter trained before the setting existed is still reused
+ADDED_LATER = {("self_train", "reshape"): False}
+
+
 def config_digest(config: TrainConfig) -> str:
-    """Identifies the settings an adapter was trained with (to reuse it only when they match)."""
-    return hashlib.sha1(config.model_dump_json().encode()).hexdigest()[:16]
+    """Identifies the settings an adapter was trained with (to reuse it only when they match):
+    every setting, defaults included (a changed default trains again), but those ``ADDED_LATER``
+    at their old behaviour."""
+    data = config.model_dump(mode="json")
+    for (section, key), value in ADDED_LATER.items():
+        if data.get(section, {}).get(key, object()) == value:
+            del data[section][key]
+    return hashlib.sha1(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()[:16]
