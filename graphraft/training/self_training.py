@@ -16,8 +16,9 @@ and keeps a label only when
 
 The kept labels join the data (``share`` of the examples) and L1 is trained again from the base
 model. With ``reshape``, the data's generated questions are first made again with the shapes the
-kept labels ask (the prior re-estimated every round, ``reshaped_data``). Rounds go on while they help: up to ``rounds``, and only while a round keeps at least
-``min_gain`` of the questions more than the one before. No answer is read anywhere: the question
+kept labels ask (the prior re-estimated every round, ``reshaped_data``). Rounds go on while they
+help: up to ``rounds``, and only while a round keeps at least ``min_gain`` of the questions more
+than the one before. No answer is read anywhere: the question
 file is plain text, and a label is L1's query, never a result compared with anything.
 
 Each round is a folder under the output directory (``round-0``, ``round-1``, ...) with its
