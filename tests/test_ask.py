@@ -86,6 +86,23 @@ def test_asking_many_questions_at_once_answers_each_as_asking_it_alone(engine):
         assert [a.id for a in many.answers] == [a.id for a in one.answers]
 
 
+def test_run_queries_runs_l1s_first_queries_and_lists_the_others(engine, store):
+    """``run_queries``: self-training reads the top query's rows and every query's score and
+    text; the others are listed as L1 wrote them, not run."""
+    question = "which films did [Tom Hanks] star in"
+    every = engine.ask(question)
+    engine.config = engine.config.model_copy(update={"run_queries": 1})
+    top = engine.ask(question)
+    assert len(every.queries) == len(top.queries) == 3 and all(q.ran for q in every.queries)
+    assert [(q.cypher, q.score) for q in top.queries] == [(q.cypher, q.score) for q in every.queries]
+    first, *others = top.queries
+    assert first.ran and first.model_dump(exclude={"seconds"}) == every.queries[0].model_dump(exclude={"seconds"})
+    assert all(not q.ran and q.results == q.rows == 0 and q.ids == [] for q in others)
+    # the evidence and the answers come from the query that ran
+    ran = {row["id"] for row in store.read(first.cypher)}
+    assert top.answers and {a.id for a in top.answers} == ran and top.evidence.count("Pattern ") == 1
+
+
 def test_an_empty_question_is_refused(engine):
     from graphraft.errors import InvalidInputError
 

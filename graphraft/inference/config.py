@@ -19,6 +19,10 @@ class AskConfig(StageConfig):
     )
     max_hops: int = Field(3, ge=1, le=3, description="Longest candidate pattern.")
     node_budget: int = Field(100, ge=1, description="Stop running queries after this many nodes.")
+    # self-training's labelling reads L1's top query's rows and every query's score and text
+    run_queries: int | None = Field(
+        None, ge=1, description="Run L1's first N queries only; the others are listed, not run (unset: all)."
+    )
     fanout_cap: int = Field(500, ge=1, description="Do not expand nodes with more relationships than this.")
     evidence_tokens: int = Field(
         1_500, ge=1, description="Evidence budget in tokens (an L2 adapter's own setting wins)."

@@ -53,6 +53,7 @@ class QueryInfo(BaseModel):
     seconds: float
     error: str | None = None
     ids: list[str] = Field(default_factory=list)  # the node ids it returned, in order
+    ran: bool = True  # False: L1 wrote it, it was not run (AskConfig.run_queries)
 
 
 class Answer(BaseModel):
@@ -324,8 +325,10 @@ class GraphRAFT:
         clock = time.perf_counter()
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
+        ran = self.config.run_queries or len(generated)
+        run, unrun = generated[:ran], generated[ran:]
         retrieval = execute(
-            self.store, generated, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
+            self.store, run, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
         answer.values = _top_values(retrieval.runs)
         answer.names = {
@@ -356,7 +359,7 @@ class GraphRAFT:
                 ids=list(r.node_ids),
             )
             for r in retrieval.runs
-        ]
+        ] + [QueryInfo(cypher=g.cypher, score=round(g.score, 4), results=0, seconds=0.0, ran=False) for g in unrun]
         order = [node_id for node_id in retrieval.order if node_id in retrieval.nodes]
         answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         if self.reasoner is not None and order:
