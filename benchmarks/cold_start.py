@@ -4,7 +4,7 @@ pairs added, and self-trained on MetaQA's training questions with their answers 
 per hop on MetaQA validation questions for each (a learning curve).
 
     python benchmarks/cold_start.py [--generated 3000] [--examples 2000] [--fractions 0,0.01,0.1]
-        [--self-train 500] [--rounds 2] [--reshape] [--limit 100] [--dataset metaqa|demo] [--out DIR]
+        [--self-train 500] [--rounds 2] [--reshape | --reshape-only] [--limit 100] [--dataset metaqa|demo] [--out DIR]
 
 Each variant trains L1 with training/l1_cpu.yaml's settings on ``--examples`` examples: the
 generated questions, plus a stable sample of that fraction of the real training pairs (MetaQA's
@@ -23,7 +23,7 @@ questions is used: the file holds their text.
 ``--reshape`` adds the same self-training with ``--self-train-reshape``: every round makes the
 generated questions again in the shapes its kept labels ask (rows "prior re-estimated"). Its round 1
 labels with the same adapter and settings, so it takes the plain variant's round-1 labels when they
-exist.
+exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself).
 
 ``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
 its question file's validation questions (split by a hash of the text) are scored, its training
@@ -224,6 +224,9 @@ def main() -> None:
     parser.add_argument(
         "--reshape", action="store_true", help="Also self-train with the shape prior re-estimated every round."
     )
+    parser.add_argument(
+        "--reshape-only", action="store_true", help="Only the self-training with the prior re-estimated."
+    )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
@@ -279,7 +282,8 @@ def main() -> None:
             generated_only = Path(summary["adapter"])
     if args.self_train and generated_only is not None:
         questions = unlabelled_questions(args.dataset, args.self_train, args.out)
-        for reshape in (False, True) if args.reshape else (False,):
+        kinds = (True,) if args.reshape_only else (False, True) if args.reshape else (False,)
+        for reshape in kinds:
             report = self_train_variant(settings, generated, generated_only, questions, args, reshape)
             for entry in report["rounds"][1:]:
                 if "adapter" not in entry:  # a round that labelled and stopped: nothing new to score
