@@ -8,7 +8,12 @@ result among the gold answers, per hop (stricter than `graphraft eval`'s Hit@1, 
 results its own way: compare weights with each other, not with eval's figures).
 
     python benchmarks/wording_rerank.py --adapter outputs/cold_start/l1-generated-only/adapter \
-        [--split validation] [--limit 100] [--beams 5] [--weights 0,1,2,5,10,20,50,1000]
+        [--split validation] [--limit 100] [--beams 5] [--weights 0,1,2,5,10,20,50,1000] [--alphas 0.5,1]
+
+``--alphas`` also reranks by length alone, GNMT's length penalty: the score divided by
+((5 + tokens) / 6) ** alpha (summed log-probabilities favour short queries; does a longer query
+L1 ranks a little lower deserve the top?). The last row, "any", is the share of questions where
+one of the queries is right (what any reranking can reach).
 
 L1's scores are summed log-probabilities (nats); the similarity lies in [-1, 1], so a weight of
 10 lets a 0.1 better wording outweigh a 1-nat worse score. Pick a weight on ``--split train``
@@ -37,13 +42,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=100, help="Questions a hop.")
     parser.add_argument("--beams", type=int, default=5, help="Queries L1 writes per question.")
     parser.add_argument("--weights", default="0,1,2,5,10,20,50,1000")
+    parser.add_argument("--alphas", default="0.5,1,2", help="Length penalties to rerank by (none: '').")
     args = parser.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
+    alphas = [float(a) for a in args.alphas.split(",") if a]
     settings = load_settings(graph="metaqa", l1_adapter=args.adapter, l2_adapter=None)
     embed = make_embedder(settings).embed
     items = load_items(Dataset.metaqa, None, None, Split(args.split), None, args.limit)
     pipeline = GraphRAFT(settings, graph="metaqa", node_budget=1_000_000)
     hits: dict[float, collections.Counter] = {w: collections.Counter() for w in weights}
+    by_length: dict[float, collections.Counter] = {a: collections.Counter() for a in alphas}
+    anywhere: collections.Counter = collections.Counter()
     totals: collections.Counter = collections.Counter()
     started = time.perf_counter()
     try:
@@ -67,17 +76,24 @@ def main() -> None:
                 for w in weights:
                     best = max(range(len(queries)), key=lambda k: queries[k].score + w * similarity[k])
                     hits[w][item.hops] += right[best]
+                tokens = [len(pipeline.tokenizer(q.cypher, add_special_tokens=False)["input_ids"]) for q in queries]
+                for a in alphas:
+                    best = max(range(len(queries)), key=lambda k: queries[k].score / ((5 + tokens[k]) / 6) ** a)
+                    by_length[a][item.hops] += right[best]
+                anywhere[item.hops] += any(right)
             print(f"{start + len(part)}/{len(items)} questions, {time.perf_counter() - started:.0f}s", flush=True)
     finally:
         pipeline.close()
     hops = sorted(totals)
     print(f"\n{args.split}, {sum(totals.values())} questions, L1 {args.adapter}, {args.beams} queries each")
-    print("| weight | Hit@1 % all | " + " | ".join(f"{h}-hop" for h in hops) + " |")
-    print("| ---: | ---: | " + " | ".join("---:" for _ in hops) + " |")
-    for w in weights:
-        per = [100 * hits[w][h] / totals[h] for h in hops]
+    print("| rerank | Hit@1 % all | " + " | ".join(f"{h}-hop" for h in hops) + " |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in hops) + " |")
+    rows = [(f"wording weight {w:g}", hits[w]) for w in weights]
+    rows += [(f"length penalty {a:g}", by_length[a]) for a in alphas] + [("any", anywhere)]
+    for name, counts in rows:
+        per = [100 * counts[h] / totals[h] for h in hops]
         print(
-            f"| {w:g} | {100 * sum(hits[w].values()) / sum(totals.values()):.1f} | "
+            f"| {name} | {100 * sum(counts.values()) / sum(totals.values()):.1f} | "
             + " | ".join(f"{p:.1f}" for p in per)
             + " |"
         )
