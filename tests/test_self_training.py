@@ -174,6 +174,31 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
     assert config_digest(base.model_copy(update={"epochs": 2.0})) != legacy
 
 
+def test_a_batch_of_questions_shares_the_time_each_question_has(tmp_path):
+    """L1 labels a batch of questions in one search: the batch has each question's limit,
+    summed, not one question's (a busy machine dropped whole batches for time)."""
+    from graphraft.config import load_settings
+    from graphraft.errors import InvalidInputError
+    from graphraft.training.self_training import Labeller
+
+    class Recording:  # the pipeline's interface the labeller calls: what it is given, nothing run
+        def __init__(self):
+            self.settings = load_settings(home=tmp_path, ask_timeout_s=2.0)
+            self.given: list[list[float]] = []
+
+        def ask_each(self, questions, deadlines, beams, max_hops):
+            self.given.append([deadline.remaining() for deadline in deadlines])
+            return [InvalidInputError("not asked") for _ in questions]
+
+    pipeline = Recording()
+    cfg = config(tmp_path, tmp_path / "generated.jsonl", tmp_path / "questions.txt", "g", wording_slack=None)
+    rows = list(Labeller(pipeline, cfg, None).label([(f"q{i}", f"question {i}") for i in range(5)], 1, batch=4))
+    assert [row.reason for row in rows] == ["not asked"] * 5
+    first, last = pipeline.given
+    assert len(first) == 4 and all(6.0 < left <= 8.0 for left in first)
+    assert len(last) == 1 and 0.0 < last[0] <= 2.0
+
+
 def test_a_query_in_the_schemas_words():
     pattern = Pattern(
         AnchorRef("m1", ("Movie",)), (Step("DIRECTED_BY", True, ("Person",)), Step("BORN_IN", True, ("City",))), 2

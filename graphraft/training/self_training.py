@@ -102,9 +102,13 @@ class Labeller:
     def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
         for start in range(0, len(questions), batch):
             part = questions[start : start + batch]
-            deadlines = [Deadline(self.pipeline.settings.ask_timeout_s, "labelling a question") for _ in part]
+            # L1 searches the batch together, so its questions share the time `ask` gives each,
+            # summed: one question's limit for the whole batch dropped every question of a batch
+            # that a busy machine slowed past it (160 of 528 in one run)
+            limit = self.pipeline.settings.ask_timeout_s * len(part)
+            shared = Deadline(limit, f"labelling a batch of {len(part)} questions")
             answers = self.pipeline.ask_each(
-                [q for _, q in part], deadlines, beams=self.settings.queries, max_hops=self.max_hops
+                [q for _, q in part], [shared] * len(part), beams=self.settings.queries, max_hops=self.max_hops
             )
             for (qid, question), answer in zip(part, answers):
                 yield self._row(qid, question, answer, round_)
