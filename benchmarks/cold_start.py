@@ -23,7 +23,8 @@ questions is used: the file holds their text.
 ``--reshape`` adds the same self-training with ``--self-train-reshape``: every round makes the
 generated questions again in the shapes its kept labels ask (rows "prior re-estimated"). Its round 1
 labels with the same adapter and settings, so it takes the plain variant's round-1 labels when they
-exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself).
+exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself); ``--reshape-hops
+even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each.
 
 ``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
 its question file's validation questions (split by a hash of the text) are scored, its training
@@ -143,7 +144,8 @@ def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
 def self_train_variant(settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False) -> dict:
     from graphraft.training.self_training import LABELS, self_train
 
-    output_dir = args.out / ("l1-self-train-reshape" if reshape else "l1-self-train")
+    even = reshape and args.reshape_hops == "even"
+    output_dir = args.out / ("l1-self-train-reshape" + ("-even-hops" if even else "") if reshape else "l1-self-train")
     overrides = {
         "data": [str(generated)],
         "graph": args.graph,
@@ -153,13 +155,15 @@ def self_train_variant(settings, generated: Path, start: Path, questions: Path, 
         "self_train.start": str(start),
         "self_train.rounds": args.rounds,
         "self_train.reshape": reshape,
+        "self_train.reshape_hops": not even,
     }
-    plain = args.out / "l1-self-train" / "round-1" / LABELS
-    if reshape and plain.exists() and not (output_dir / "round-1" / LABELS).exists():
+    made = [args.out / name / "round-1" / LABELS for name in ("l1-self-train", "l1-self-train-reshape")]
+    made = [path for path in made if path.exists() and path.parent.parent != output_dir]
+    if reshape and made and not (output_dir / "round-1" / LABELS).exists():
         # round 1 labels with the same adapter and settings either way: the same labels (the
-        # labelling is deterministic), copied rather than made again (an hour on 2 cores)
+        # labelling is deterministic), copied rather than made again (25-60 min on 2 cores)
         (output_dir / "round-1").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plain, output_dir / "round-1" / LABELS)
+        shutil.copyfile(made[0], output_dir / "round-1" / LABELS)
     if args.smoke:
         overrides.update(base_model="tiny-random", validation_examples=8, batch_size=4)
     config = TrainConfig.from_yaml(Path("training/l1_cpu.yaml"), **overrides)
@@ -227,6 +231,12 @@ def main() -> None:
     parser.add_argument(
         "--reshape-only", action="store_true", help="Only the self-training with the prior re-estimated."
     )
+    parser.add_argument(
+        "--reshape-hops",
+        choices=("labels", "even"),
+        default="labels",
+        help="The reshaped questions' hop lengths: the labels' shares, or equal (l1-self-train-reshape-even-hops).",
+    )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
@@ -290,15 +300,18 @@ def main() -> None:
                     print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
                     continue
                 trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
+                even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
+                prior = f", prior re-estimated{even}" if reshape else ""
                 record(
-                    f"+ self-training{', prior re-estimated' if reshape else ''}, round {entry['round']} "
+                    f"+ self-training{prior}, round {entry['round']} "
                     f"({entry['kept']} of {entry['questions']} labelled)",
                     0.0,
                     None,
                     trained,
                     Path(entry["adapter"]),
                 )
-            name = "self_train_reshape.json" if reshape else "self_train.json"
+            suffix = ("_reshape" + ("_even_hops" if args.reshape_hops == "even" else "")) if reshape else ""
+            name = f"self_train{suffix}.json"
             (args.out / name).write_text(json.dumps(report, indent=2))
     curve = [r for r in results if r["variant"] == "generated only" or "real pairs" in r["variant"]]
     plot(curve, args.out / "cold_start.png")

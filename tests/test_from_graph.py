@@ -77,9 +77,21 @@ def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_s
     label = Pattern.from_dict(asked[0]["pattern"]).anchor.labels[0]
     share = lambda rows: sum(label in r["pattern"]["anchor"]["labels"] for r in rows) / len(rows)  # noqa: E731
     assert share(rows) > 1.5 * share(even)
+    # prior_hops false: the hop lengths share equally (as without a prior), the prior still
+    # choosing the shapes within each (labels L1 made itself lean to short queries)
+    shapes_only, _ = generate(
+        demo_store, tmp_path, "shapes.jsonl", count=60, seed=1, bridge_share=0.0, shape_prior=prior, prior_hops=False
+    )
+    assert Counter(r["hops"] for r in shapes_only) == Counter(r["hops"] for r in even)
+    one_hop = Counter(Pattern.from_dict(r["pattern"]).shape for r in shapes_only if r["hops"] == 1)
+    assert one_hop.most_common(1)[0][0] == asked_shape
     # another prior is other settings: not mixed into the same file
     assert GenerationConfig(shape_prior=prior).fingerprint() != GenerationConfig().fingerprint()
-    assert "shape_prior" not in GenerationConfig().fingerprint()
+    assert (
+        GenerationConfig(shape_prior=prior, prior_hops=False).fingerprint()
+        != GenerationConfig(shape_prior=prior).fingerprint()
+    )
+    assert not {"shape_prior", "prior_hops"} & set(GenerationConfig().fingerprint())
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(InputFileError, match="no usable rows to learn the questions' shapes from"):

@@ -166,11 +166,13 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
     )
     before = base.model_dump(mode="json")
-    del before["self_train"]["reshape"]  # the settings as they were dumped before the field
+    for key in ("reshape", "reshape_hops"):
+        del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base) == legacy
-    on = base.model_copy(update={"self_train": base.self_train.model_copy(update={"reshape": True})})
-    assert config_digest(on) != legacy
+    for changed in ({"reshape": True}, {"reshape_hops": False}):
+        on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
+        assert config_digest(on) != legacy
     assert config_digest(base.model_copy(update={"epochs": 2.0})) != legacy
 
 

@@ -68,10 +68,19 @@ class GenerationConfig(SynthesisConfig):
         description="--from-graph: synthesis rows (self-training labels, pairs) whose queries' shapes the "
         "questions follow: hop lengths and shapes in their proportions (unset: spread evenly).",
     )
+    # labels L1 made itself lean to short queries (it writes a 1-hop query for most 3-hop
+    # questions): their hop shares would teach it less of what it already fails
+    prior_hops: bool = Field(
+        True,
+        description="--from-graph: with a shape prior, hop lengths in its proportions too (false: equal shares "
+        "per hop length, the prior choosing the shapes within each).",
+    )
 
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
         data["phrases"] = str(self.phrases) if self.phrases else None
+        if self.prior_hops:
+            data.pop("prior_hops")  # the default, as in files written before the option
         if self.shape_prior is None:
             data.pop("shape_prior")  # the default, as in files written before the option
         else:
@@ -219,7 +228,7 @@ class GraphQuestionGenerator:
         count = cfg.count - len(language)
         bridges = round(count * cfg.bridge_share) if cfg.max_hops >= 2 else 0
         hops = list(range(1, cfg.max_hops + 1))
-        quota = self._hop_quota(count - bridges, hops, prior)
+        quota = self._hop_quota(count - bridges, hops, prior if cfg.prior_hops else None)
         quota["bridge"] = bridges
         names = dict((ref.id, name) for ref, name in anchors)
         shapes: Counter = Counter()

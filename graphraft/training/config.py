@@ -61,6 +61,12 @@ class SelfTrainSettings(BaseModel):
         description="Each round, make the configured --from-graph questions again with their shapes drawn as "
         "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones.",
     )
+    # L1's own labels lean to short queries: their hop shares can be left out
+    reshape_hops: bool = Field(
+        True,
+        description="With reshape, hop lengths in the labels' proportions too (false: equal shares per hop "
+        "length; the labels choose the shapes within each).",
+    )
 
 
 class DataSource(BaseModel):

@@ -309,7 +309,8 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
     # training rows fill the share, and a few for validation however small the share
     count = math.ceil(share * config.max_train_examples / 0.9) + 10
     fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
-    generation = GenerationConfig(**{**fields, "count": count, "shape_prior": labels})
+    prior = {"shape_prior": labels, "prior_hops": config.self_train.reshape_hops}
+    generation = GenerationConfig(**{**fields, "count": count, **prior})
     output = folder / GENERATED
     with open_store(settings, made.graph or config.graph) as store:
         if first.get("graph") not in (None, store.identity):

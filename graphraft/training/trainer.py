@@ -364,7 +364,7 @@ def _reporter(notify, judge, tokenizer, history):
 
 #: settings added after adapters were trained, at the value that trains as before: left out of
 #: the digest there, so an adapter trained before the setting existed is still reused
-ADDED_LATER = {("self_train", "reshape"): False}
+ADDED_LATER = {("self_train", "reshape"): False, ("self_train", "reshape_hops"): True}
 
 
 def config_digest(config: TrainConfig) -> str:
