@@ -141,11 +141,16 @@ def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
     return path
 
 
+def self_train_name(reshape: bool, args) -> str:
+    """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
+    return "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
+
+
 def self_train_variant(settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False) -> dict:
     from graphraft.training.self_training import LABELS, self_train
 
     even = reshape and args.reshape_hops == "even"
-    output_dir = args.out / ("l1-self-train-reshape" + ("-even-hops" if even else "") if reshape else "l1-self-train")
+    output_dir = args.out / f"l1-{self_train_name(reshape, args)}"
     overrides = {
         "data": [str(generated)],
         "graph": args.graph,
@@ -310,9 +315,8 @@ def main() -> None:
                     trained,
                     Path(entry["adapter"]),
                 )
-            suffix = ("_reshape" + ("_even_hops" if args.reshape_hops == "even" else "")) if reshape else ""
-            name = f"self_train{suffix}.json"
-            (args.out / name).write_text(json.dumps(report, indent=2))
+            report_file = args.out / f"{self_train_name(reshape, args).replace('-', '_')}.json"
+            report_file.write_text(json.dumps(report, indent=2))
     curve = [r for r in results if r["variant"] == "generated only" or "real pairs" in r["variant"]]
     plot(curve, args.out / "cold_start.png")
     print(f"-> {args.out / 'cold_start.json'}, {args.out / 'cold_start.png'}")

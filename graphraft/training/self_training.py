@@ -18,8 +18,8 @@ The kept labels join the data (``share`` of the examples) and L1 is trained agai
 model. With ``reshape``, the data's generated questions are first made again with the shapes the
 kept labels ask (the prior re-estimated every round, ``reshaped_data``). Rounds go on while they
 help: up to ``rounds``, and only while a round keeps at least ``min_gain`` of the questions more
-than the one before. No answer is read anywhere: the question
-file is plain text, and a label is L1's query, never a result compared with anything.
+than the one before. No answer is read anywhere: the question file is plain text, and a label is
+L1's query, never a result compared with anything.
 
 Each round is a folder under the output directory (``round-0``, ``round-1``, ...) with its
 adapter, and for labelling rounds ``labels.jsonl`` (synthesis rows: the kept ones ``ok``, the
@@ -383,8 +383,8 @@ def _pipeline(config: TrainConfig):
 
         asked = settings.model_copy(update={"l1_adapter": adapter, "l2_adapter": None, "base_model": config.base_model})
         # the top query runs (its rows decide); the others' scores and texts are all the margin
-        # and the wording compare (running them all, every node they returned fetched, took most
-        # of the 2.6 s a question labelling took)
+        # and the wording compare (running them all and fetching every node they returned took
+        # 1.11 s a question against 0.77: benchmarks/label_speed.py)
         return GraphRAFT(asked, graph=config.graph, language=config.self_train.language, run_queries=1)
 
     return make
