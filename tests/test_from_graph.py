@@ -143,13 +143,35 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
         "genre",
     ]
     verbaliser = Verbaliser()
-    # there and back through one type: also read as sharing, in the type's noun or the label's
-    for kind, label, noun in (("STARRED_ACTORS", "Person", "starred actor"), ("DIRECTED_BY", "Person", "person")):
+    # there and back through one type: also read as sharing, in the type's noun or its agent noun
+    for kind, label, noun in (("STARRED_ACTORS", "Person", "starred actor"), ("DIRECTED_BY", "Person", "director")):
         shared = Pattern(AnchorRef("m", ("Movie",)), (Step(kind, True, (label,)), Step(kind, False, ("Movie",))), 2)
         phrases = verbaliser.phrases_for(shared, "[X]")
-        assert phrases[-2:] == [f"the movies that share a {noun} with [X]", f"the movies with the same {noun} as [X]"]
-        assert phrases[0] == verbaliser._chain(shared, "[X]")[0] and len(phrases) == len(set(phrases)) >= 4
+        assert phrases[0] == "the movies with starred actors the starred actors of [X]" or kind != "STARRED_ACTORS"
+        assert {f"the movies that share a {noun} with [X]", f"the movies with the same {noun} as [X]"} <= set(phrases)
+        assert len(phrases) == len(set(phrases)) >= 4
+    assert "the movies whose director also directed [X]" in phrases  # a verb: "also"
     step = lambda t, out, label: Step(t, out, (label,))  # noqa: E731
+    # ... anywhere in a longer chain, among the earlier steps' readings (kept to READINGS) and the target's
+    directed_then_genre = Pattern(
+        AnchorRef("m", ("Movie",)),
+        (step("DIRECTED_BY", True, "Person"), step("DIRECTED_BY", False, "Movie"), step("HAS_GENRE", True, "Genre")),
+        target=3,
+    )
+    phrases = verbaliser.phrases_for(directed_then_genre, "[X]")
+    assert phrases[0] == "the genre of the movies directed by the person that [X] was directed by"
+    readings = ("that share a director with [X]", "with the same director as [X]", "whose director also directed [X]")
+    for reading in readings:
+        assert f"the genres of the movies {reading}" in phrases
+    shared_last = Pattern(
+        AnchorRef("p", ("Person",)),
+        (step("WRITTEN_BY", False, "Movie"), step("DIRECTED_BY", True, "Person"), step("DIRECTED_BY", False, "Movie")),
+        target=3,
+    )
+    shared_last_phrases = verbaliser.phrases_for(shared_last, "[X]")
+    assert "the movies that share a director with the movies written by [X]" in shared_last_phrases
+    not_shared = Pattern(AnchorRef("m", ("Movie",)), directed_then_genre.steps[:1] + directed_then_genre.steps[2:], 2)
+    assert not any("share" in p or "same" in p for p in verbaliser.phrases_for(not_shared, "[X]"))
     assert verbaliser.step_phrases(step("DIRECTED_BY", False, "Movie"), "[X]")[0] == "the movies directed by [X]"
     assert verbaliser.step_phrases(step("HAS_GENRE", True, "Genre"), "[X]")[0] == "the genre of [X]"
     assert verbaliser.step_phrases(step("IN_LANGUAGE", False, "Movie"), "[X]")[0] == "the movies in language [X]"
@@ -186,7 +208,9 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
     )
     assert len(read) == len(set(read)) == 8  # 4 readings of the first step, 2 phrases of the second
     longer = Pattern(chain.anchor, (*chain.steps, step("HAS_GENRE", False, "Movie")), 3)
-    assert len(verbaliser.phrases_for(longer, "[X]")) <= 2 * READINGS
+    # the readings stay bounded: READINGS of the steps before the last, each in the last step's 2
+    # phrases, and (genre there and back) 2 sharing readings of each of the first step's 4
+    assert len(verbaliser.phrases_for(longer, "[X]")) <= 2 * READINGS + 2 * 4
     phrases = tmp_path / "phrases.yaml"
     phrases.write_text(
         "labels:\n  Movie: {singular: film, plural: films}\n"

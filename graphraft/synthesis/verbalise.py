@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import zip_longest
 from pathlib import Path
 
 from graphraft.errors import InputFileError
@@ -203,40 +204,51 @@ class Verbaliser:
     def relation_noun(self, step: Step) -> str:
         """What the node a step reaches is to the node it leaves, as one noun: the type's own
         noun where it names one (``HAS_GENRE`` -> genre, ``STARRED_ACTORS`` -> starred actor,
-        ``IN_LANGUAGE`` -> language), else the reached label's (``DIRECTED_BY`` -> person)."""
+        ``IN_LANGUAGE`` -> language), a participle's agent noun the way it reads (``DIRECTED_BY``
+        from a movie -> director), else the reached label's (``DIRECTED_BY`` back -> movie)."""
         words = words_of(step.type) or ["related"]
         if len(words) > 1 and words[0] == "has":
             return singular(" ".join(words[1:]))
         if len(words) > 1 and words[0] in PREPOSITIONS:
             return singular(" ".join(words[1:]))
+        active = active_verb(words) if step.outgoing else None
+        if active:  # DIRECTED_BY from the movie: its director
+            return agent_noun(active[0])
         if len(words) == 1 or words[-1] in PREPOSITIONS:  # a verb: the node is named by its label
             return self.noun(step.labels)
         return singular(" ".join(words))
 
     # ------------------------------------------------------------------ patterns
+    def _shares(self, pattern: Pattern, index: int) -> bool:
+        """Steps ``index - 1`` and ``index`` go there and back through one type (the movies
+        sharing X's director), a type the user's phrase file does not word."""
+        steps = pattern.steps
+        return (
+            index >= 1
+            and pattern.end_anchor is None
+            and not pattern.closed
+            and steps[index - 1].type == steps[index].type
+            and steps[index - 1].outgoing != steps[index].outgoing
+            and not self.phrases.relationships.get(steps[index].type)
+        )
+
+    def share_phrases(self, first: Step, second: Step, x: str) -> list[str]:
+        """The nodes that share with ``x`` the node ``first`` reaches: "the movies that share a
+        director with X", "the movies with the same director as X", and where the type reads as a
+        verb, "the movies whose director also directed X"."""
+        them, middle = self.noun(second.labels, many=True), self.relation_noun(first)
+        article = "an" if middle[:1] in "aeiou" else "a"
+        phrases = [f"the {them} that share {article} {middle} with {x}", f"the {them} with the same {middle} as {x}"]
+        active = active_verb(words_of(first.type))
+        if first.outgoing and active:
+            phrases.append(f"the {them} whose {agent_noun(active[0])} also {active[1]} {x}")
+        return phrases
+
     def phrases_for(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         """Noun phrases for the pattern's target, given the anchor's (and a second anchor's)
         text: each earlier step in each of its phrases (up to ``READINGS`` readings of the chain;
         the first phrase is the first phrases all along). Two steps through one type there and
-        back (the movies sharing X's director) also read as sharing."""
-        steps = pattern.steps
-        shared = (
-            len(steps) == 2
-            and pattern.target == 2
-            and pattern.end_anchor is None
-            and not pattern.closed
-            and steps[0].type == steps[1].type
-            and steps[0].outgoing != steps[1].outgoing
-        )
-        if shared and not self.phrases.relationships.get(steps[0].type):
-            them, middle = self.noun(steps[1].labels, many=True), self.relation_noun(steps[0])
-            article = "an" if middle[:1] in "aeiou" else "a"
-            chained = self._chain(pattern, anchor, other)
-            return [
-                *chained,
-                f"the {them} that share {article} {middle} with {anchor}",
-                f"the {them} with the same {middle} as {anchor}",
-            ]
+        back (the movies sharing X's director), anywhere in the chain, also read as sharing."""
         return self._chain(pattern, anchor, other)
 
     def _chain(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
@@ -248,19 +260,30 @@ class Verbaliser:
             them = self.noun(steps[0].labels, many=True)
             strip = lambda p: p.removeprefix(f"the {them} ")  # noqa: E731 - "the movies X" -> "X"
             return [f"{a} and {strip(b)}" for a in first for b in second[:1]]
-        last = steps[pattern.target - 1]
-        return list(dict.fromkeys(p for x in self._readings(pattern, anchor) for p in self.step_phrases(last, x)))
+        return self._levels(pattern, anchor, pattern.target, cap=None)[-1]
 
     def _readings(self, pattern: Pattern, anchor: str) -> list[str]:
         """Readings of the steps before the target's (up to READINGS), the first phrases all
         along first."""
-        readings = [anchor]
-        for step in pattern.steps[: pattern.target - 1]:
-            phrases = [self.step_phrases(step, x) for x in readings]
-            # each reading's first phrase, then each one's second, ...: every reading goes on
+        return self._levels(pattern, anchor, pattern.target - 1, cap=READINGS)[-1]
+
+    def _levels(self, pattern: Pattern, anchor: str, count: int, cap: int | None) -> list[list[str]]:
+        """The readings of the node each of the first ``count`` steps reaches (the anchor's
+        first): each reading's first phrase, then each one's second, ... (every reading goes on),
+        after a pair of steps there and back through one type in turn with the sharing readings;
+        all but the last level kept to ``READINGS``."""
+        levels = [[anchor]]
+        for index, step in enumerate(pattern.steps[:count]):
+            phrases = [self.step_phrases(step, x) for x in levels[-1]]
             rounds = range(max(map(len, phrases)))
-            readings = list(dict.fromkeys(p[i] for i in rounds for p in phrases if i < len(p)))[:READINGS]
-        return readings
+            level = [p[i] for i in rounds for p in phrases if i < len(p)]
+            if self._shares(pattern, index):  # the chain's readings and the sharing ones in turn
+                shared = [p for x in levels[-2] for p in self.share_phrases(pattern.steps[index - 1], step, x)]
+                level = [p for pair in zip_longest(level, shared) for p in pair if p is not None]
+            level = list(dict.fromkeys(level))
+            last = index == count - 1
+            levels.append(level if last and cap is None else level[:READINGS])
+        return levels
 
     def _clauses(self, pattern: Pattern, anchor: str) -> list[str]:
         """The target's step as a clause, where its type reads as a verb in the active voice:
