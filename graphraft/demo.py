@@ -48,7 +48,7 @@ def finished_adapter(config) -> Path | None:
     """The adapter an earlier run trained with exactly this config, if there is one."""
     from graphraft.errors import ConfigurationError
     from graphraft.inference.adapters import check_metadata
-    from graphraft.training.trainer import config_digest
+    from graphraft.training.trainer import trained_with
 
     summary_file = Path(config.output_dir) / "summary.json"
     if not summary_file.is_file():
@@ -58,7 +58,7 @@ def finished_adapter(config) -> Path | None:
         check_metadata(Path(summary["adapter"]), config.task, config.base_model)
     except (ValueError, KeyError, ConfigurationError):
         return None
-    return Path(summary["adapter"]) if summary.get("config_digest") == config_digest(config) else None
+    return Path(summary["adapter"]) if trained_with(summary, config) else None
 
 
 def synthesize(store, settings, paths: DemoPaths, progress=None):

@@ -91,6 +91,15 @@ def test_labels_are_l1s_own_queries_that_run_and_a_rerun_resumes(cold_start, dem
     assert "labelling" not in err and again["rounds"] == rounds
     assert len((tmp_path / "run" / "round-1" / "labels.jsonl").read_text().splitlines()) == 24
 
+    # more rounds: the rounds trained before are reused, and round 2 labels with round 1's adapter
+    more = train_command(
+        "l1", config=cfg.model_copy(update={"self_train": cfg.self_train.model_copy(update={"rounds": 2})})
+    )
+    err = capsys.readouterr().err
+    assert "round 0: trained before, reused" in err and "round 1: trained before, reused" in err
+    assert more["rounds"][:2] == rounds and more["rounds"][2]["round"] == 2
+    assert len((tmp_path / "run" / "round-2" / "labels.jsonl").read_text().splitlines()) == 24
+
 
 def test_a_label_l1_is_not_sure_of_is_dropped_and_the_first_adapter_stays(cold_start, demo_store, tmp_path):
     generated, questions = cold_start
@@ -169,11 +178,32 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
     for key in ("reshape", "reshape_hops"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
-    assert config_digest(base) == legacy
+    assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
     for changed in ({"reshape": True}, {"reshape_hops": False}):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
-        assert config_digest(on) != legacy
-    assert config_digest(base.model_copy(update={"epochs": 2.0})) != legacy
+        assert config_digest(on, round_count=True) != legacy
+    assert config_digest(base.model_copy(update={"epochs": 2.0}), round_count=True) != legacy
+
+
+def test_how_many_rounds_run_is_not_part_of_a_rounds_digest(tmp_path):
+    """The round count and the stopping gain decide how many rounds run, not what one trains on:
+    a rerun with more rounds reuses the adapters trained before, those whose digest was made with
+    them too (before they were left out: fewer or as many rounds); any other setting trains again."""
+    from graphraft.training.trainer import config_digest, trained_with
+
+    base = TrainConfig.model_validate(
+        {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
+    )
+    with_rounds = lambda n, **other: base.model_copy(  # noqa: E731
+        update={"self_train": base.self_train.model_copy(update={"rounds": n, **other})}
+    )
+    assert config_digest(with_rounds(1)) == config_digest(with_rounds(3, min_gain=0.5)) == config_digest(base)
+    old_style = {"config_digest": config_digest(with_rounds(1), round_count=True)}
+    assert old_style["config_digest"] != config_digest(with_rounds(1))
+    assert trained_with(old_style, with_rounds(1)) and trained_with(old_style, with_rounds(2))
+    assert not trained_with({"config_digest": config_digest(with_rounds(3), round_count=True)}, with_rounds(2))
+    assert not trained_with(old_style, base.model_copy(update={"epochs": 2.0}))
+    assert trained_with({"config_digest": config_digest(base)}, with_rounds(5))
 
 
 def test_a_batch_of_questions_shares_the_time_each_question_has(tmp_path):

@@ -226,7 +226,7 @@ def self_train(
     ``OUTPUT_DIR/self_train.json``. ``make_pipeline(settings, adapter)`` and ``make_embed()``
     build the labelling pipeline and the embedder (defaults: GraphRAFT on the config's graph,
     the configured embedder)."""
-    from graphraft.training.trainer import config_digest, train
+    from graphraft.training.trainer import train, trained_with
 
     notify = progress_callback or (lambda entry: None)
     questions = read_questions(config.self_train.questions)
@@ -244,7 +244,7 @@ def self_train(
         summary_file = Path(round_cfg.output_dir) / "summary.json"
         if summary_file.exists():
             summary = json.loads(summary_file.read_text())
-            if summary.get("config_digest") == config_digest(round_cfg):
+            if trained_with(summary, round_cfg):
                 notify({"note": f"round {round_}: trained before, reused ({summary['adapter']})"})
                 return summary
         notify({"note": f"round {round_}: training on {', '.join(map(str, round_cfg.data))}"})

@@ -365,14 +365,35 @@ def _reporter(notify, judge, tokenizer, history):
 #: settings added after adapters were trained, at the value that trains as before: left out of
 #: the digest there, so an adapter trained before the setting existed is still reused
 ADDED_LATER = {("self_train", "reshape"): False, ("self_train", "reshape_hops"): True}
+#: settings that decide how many self-training rounds run, not what a round trains on: left out of
+#: the digest, so a rerun with more rounds (or another stopping gain) reuses the rounds trained before
+ROUND_COUNT = (("self_train", "rounds"), ("self_train", "min_gain"))
 
 
-def config_digest(config: TrainConfig) -> str:
+def config_digest(config: TrainConfig, round_count: bool = False) -> str:
     """Identifies the settings an adapter was trained with (to reuse it only when they match):
     every setting, defaults included (a changed default trains again), but those ``ADDED_LATER``
-    at their old behaviour."""
+    at their old behaviour and the ``ROUND_COUNT`` ones (``round_count``: kept, as digests were
+    made before they were left out)."""
     data = config.model_dump(mode="json")
     for (section, key), value in ADDED_LATER.items():
         if data.get(section, {}).get(key, object()) == value:
             del data[section][key]
+    if not round_count:
+        for section, key in ROUND_COUNT:
+            data.get(section, {}).pop(key, None)
     return hashlib.sha1(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def trained_with(summary: dict, config: TrainConfig) -> bool:
+    """Whether a training summary's adapter was trained with ``config``'s settings: its digest, or
+    one made before the ``ROUND_COUNT`` settings were left out, with as many rounds as ``config``
+    or fewer (so such adapters are reused too)."""
+    digest = summary.get("config_digest")
+    if digest == config_digest(config):
+        return True
+    older = (
+        config.model_copy(update={"self_train": config.self_train.model_copy(update={"rounds": rounds})})
+        for rounds in range(1, config.self_train.rounds + 1)
+    )
+    return any(digest == config_digest(c, round_count=True) for c in older)
