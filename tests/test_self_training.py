@@ -74,6 +74,10 @@ def test_labels_are_l1s_own_queries_that_run_and_a_rerun_resumes(cold_start, dem
             returned = demo_store.read(executable(row.best_pattern, demo_store))
             assert returned and row.hits == len({r["id"] for r in returned})
             assert row.source["kind"] == "self-train" and row.source["round"] == 1
+            # every query L1 wrote is kept for diagnostics, the label first, best first
+            written = row.source["queries"]
+            assert written[0]["cypher"] == row.cypher and written[0]["pattern"] == row.pattern
+            assert [q["score"] for q in written] == sorted((q["score"] for q in written), reverse=True)
         else:
             assert row.reason and row.cypher is None
     # round 1 trained on the generated questions and the kept labels, at their share

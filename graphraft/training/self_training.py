@@ -123,6 +123,7 @@ class Labeller:
         top, others = queries[0], queries[1:]
         structure = answer.structure_of(top.cypher)
         source: dict[str, Any] = {"kind": "self-train", "round": round_, "second": others[0].cypher if others else None}
+        source["queries"] = [_written(q, answer.structure_of(q.cypher)) for q in queries]  # for diagnostics
         reason = None
         if top.error:
             reason = f"its query failed: {top.error}"
@@ -151,6 +152,12 @@ class Labeller:
         return _row(
             qid, question, answer, round_, reason, structure, top.cypher, source, top.rows, {"total": round(seconds, 5)}
         )
+
+
+def _written(query, structure: Pattern | Query | None) -> dict[str, Any]:
+    """One query L1 wrote, as a label row keeps it: its text, score and structure."""
+    kind = "query" if isinstance(structure, Query) else "pattern"
+    return {"cypher": query.cypher, "score": round(query.score, 4), kind: structure.to_dict() if structure else None}
 
 
 def _row(
