@@ -74,14 +74,19 @@ def query_wording(structure: Pattern | Query | None, cypher: str, names: dict[st
     """A query in the schema's words: its path read as a noun phrase with the anchors by the
     question's mentions (``names``: node id -> mention), then the words of every label,
     relationship type and property key its text names."""
+    return query_wordings(structure, cypher, names, readings=1)[0]
+
+
+def query_wordings(structure: Pattern | Query | None, cypher: str, names: dict[str, str], readings: int) -> list[str]:
+    """``query_wording`` with the path in each of its first ``readings`` readings (the verbaliser's
+    phrases: "the movies directed by X", "the movies X directed", ...)."""
     pattern = structure.pattern if isinstance(structure, Query) else structure
-    parts = []
+    phrases = [""]
     if isinstance(pattern, Pattern) and pattern.steps and pattern.target and not pattern.anchor.is_label_root:
         other = names.get(pattern.end_anchor.id, "") if pattern.end_anchor is not None else None
-        parts.append(Verbaliser().phrases_for(pattern, names.get(pattern.anchor.id, ""), other)[0])
-    named = dict.fromkeys(name for name in _NAMES.findall(cypher) if name != "id")
-    parts += [" ".join(words_of(name)) for name in named]
-    return " ".join(parts)
+        phrases = Verbaliser().phrases_for(pattern, names.get(pattern.anchor.id, ""), other)[:readings]
+    named = " ".join(" ".join(words_of(name)) for name in dict.fromkeys(_NAMES.findall(cypher)) if name != "id")
+    return [" ".join(part for part in (phrase, named) if part) for phrase in phrases]
 
 
 def cosine(a: list[float], b: list[float]) -> float:

@@ -1,0 +1,104 @@
+"""Would self-training's wording check keep righter labels if it compared the question with every
+reading of a query, not only its first? A diagnostic over a labels file that kept every query L1
+wrote (``source.queries``, written since 162c9b1), scored after the fact against MetaQA's answers
+(training never reads an answer; like ``self_train_labels.py`` this script is the only reader).
+
+For each question L1 labelled, each of its queries is put in the schema's words — its first
+reading, and the best of its first ``--readings`` readings (the verbaliser's phrases) — and compared
+with the question by MiniLM. The policies, per hop: how many labels each keeps and how many of
+those return a right answer:
+
+- ``labelled``: the file's own outcome (margin, runs, wording by the first reading);
+- ``margin``: the top query where it runs and beats the second by the margin, no wording check;
+- ``first`` / ``readings``: ``margin``, dropping a label another query reads closer to by more than
+  the slack (first reading: what the labeller does; best reading);
+- ``closest``: among the queries that run and return something, the one whose best reading is
+  closest to the question (no margin).
+
+    python benchmarks/label_wording.py outputs/cold_start-w2/l1-self-train-reshape-even-hops/round-2/labels.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+from pathlib import Path
+
+from graphraft.config import load_settings
+from graphraft.graph import open_store
+from graphraft.graph.embeddings import make_embedder
+from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.synthesis.patterns import Pattern, executable
+from graphraft.text import normalize_name
+from graphraft.training.self_training import cosine, query_wordings
+
+POLICIES = ("labelled", "margin", "first", "readings", "closest")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("labels", type=Path)
+    parser.add_argument("--readings", type=int, default=16, help="Readings of each query compared.")
+    parser.add_argument("--margin", type=float, default=1.0)
+    parser.add_argument("--slack", type=float, default=0.1)
+    args = parser.parse_args()
+
+    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if (r.get("source") or {}).get("queries")]
+    items = {i.question: i for i in load_items(Dataset.metaqa, None, None, Split.train, None, None)}
+    settings = load_settings(graph="metaqa")
+    store = open_store(settings, "metaqa")
+    embed = make_embedder(settings).embed
+    tally: dict[tuple[str, int], list[int]] = collections.defaultdict(lambda: [0, 0])
+    try:
+        for row in rows:
+            item = items[row["question"]]
+            gold = {normalize_name(a) for a in item.answers}
+            names = {a["id"]: a["mention"] for a in row["anchors"]}
+            queries = [q for q in row["source"]["queries"] if q.get("pattern")]
+            if not queries:
+                continue
+            right, returns, first, best = [], [], [], []
+            texts = []
+            for q in queries:
+                pattern = Pattern.from_dict(q["pattern"])
+                ids = [r["id"] for r in store.read(executable(pattern, store))]
+                found = {normalize_name(str(n["name"])) for n in store.nodes_by_id(ids)} if ids else set()
+                right.append(bool(found & gold))
+                returns.append(bool(ids))
+                texts.append(query_wordings(pattern, q["cypher"], names, args.readings))
+            vectors = embed([row["question"], *(t for ts in texts for t in ts)])
+            question, rest = vectors[0], iter(vectors[1:])
+            for ts in texts:
+                sims = [cosine(question, next(rest)) for _ in ts]
+                first.append(sims[0])
+                best.append(max(sims))
+            margin = row["source"].get("margin")
+            sure = returns[0] and (margin is None or margin >= args.margin)
+            chosen = {
+                "labelled": 0 if row["status"] == "ok" else None,
+                "margin": 0 if sure else None,
+                "first": 0 if sure and max(first[1:], default=-1) - first[0] <= args.slack else None,
+                "readings": 0 if sure and max(best[1:], default=-1) - best[0] <= args.slack else None,
+                "closest": max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None),
+            }
+            for policy, index in chosen.items():
+                if index is not None:
+                    tally[(policy, item.hops)][0] += right[index]
+                    tally[(policy, item.hops)][1] += 1
+    finally:
+        store.close()
+    print(f"{len(rows)} questions with L1's queries kept; kept labels and the share of them right, per hop")
+    print("| policy | " + " | ".join(f"{h}-hop kept | right" for h in (1, 2, 3)) + " |")
+    print("| --- |" + " ---: | ---: |" * 3)
+    for policy in POLICIES:
+        cells = []
+        for hop in (1, 2, 3):
+            hit, n = tally[(policy, hop)]
+            cells += [str(n), f"{100 * hit / n:.1f} %" if n else "-"]
+        print(f"| {policy} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
