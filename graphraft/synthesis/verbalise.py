@@ -249,9 +249,6 @@ class Verbaliser:
         text: each earlier step in each of its phrases (up to ``READINGS`` readings of the chain;
         the first phrase is the first phrases all along). Two steps through one type there and
         back (the movies sharing X's director), anywhere in the chain, also read as sharing."""
-        return self._chain(pattern, anchor, other)
-
-    def _chain(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
         steps = pattern.steps
         if pattern.end_anchor is not None:  # a bridge: the middle node, seen from both anchors
             back = Step(steps[1].type, not steps[1].outgoing, steps[0].labels)
