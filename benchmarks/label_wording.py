@@ -36,10 +36,25 @@ from graphraft.training.self_training import cosine, query_wordings
 POLICIES = ("labelled", "margin", "first", "readings", "closest")
 
 
+def first_per_hop(rows: list[dict], items: dict, count: int) -> list[dict]:
+    """The first ``count`` rows of each hop length (the questions')."""
+    seen: collections.Counter = collections.Counter()
+    kept = []
+    for row in rows:
+        hop = items[row["question"]].hops
+        seen[hop] += 1
+        if seen[hop] <= count:
+            kept.append(row)
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("labels", type=Path)
-    parser.add_argument("--readings", type=int, default=16, help="Readings of each query compared.")
+    parser.add_argument("--readings", type=int, default=8, help="Readings of each query compared.")
+    parser.add_argument(
+        "--per-hop", type=int, default=None, help="The file's first N questions of each hop (default: all)."
+    )
     parser.add_argument("--margin", type=float, default=1.0)
     parser.add_argument("--slack", type=float, default=0.1)
     args = parser.parse_args()
@@ -47,6 +62,8 @@ def main() -> None:
     rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if (r.get("source") or {}).get("queries")]
     items = {i.question: i for i in load_items(Dataset.metaqa, None, None, Split.train, None, None)}
+    if args.per_hop is not None:
+        rows = first_per_hop(rows, items, args.per_hop)
     settings = load_settings(graph="metaqa")
     store = open_store(settings, "metaqa")
     embed = make_embedder(settings).embed
