@@ -13,7 +13,9 @@ those return a right answer:
 - ``first`` / ``readings``: ``margin``, dropping a label another query reads closer to by more than
   the slack (first reading: what the labeller does; best reading);
 - ``closest``: among the queries that run and return something, the one whose best reading is
-  closest to the question (no margin).
+  closest to the question (no margin);
+- ``longer``: ``margin``, but the ``closest`` query instead where it is longer than the top one and
+  reads closer (L1 is biased to short queries), sure or not.
 
     python benchmarks/label_wording.py outputs/cold_start-w2/l1-self-train-reshape-even-hops/round-2/labels.jsonl
 """
@@ -33,7 +35,7 @@ from graphraft.synthesis.patterns import Pattern, executable
 from graphraft.text import normalize_name
 from graphraft.training.self_training import cosine, query_wordings
 
-POLICIES = ("labelled", "margin", "first", "readings", "closest")
+POLICIES = ("labelled", "margin", "first", "readings", "closest", "longer")
 
 
 def first_per_hop(rows: list[dict], items: dict, count: int) -> list[dict]:
@@ -76,10 +78,11 @@ def main() -> None:
             queries = [q for q in row["source"]["queries"] if q.get("pattern")]
             if not queries:
                 continue
-            right, returns, first, best = [], [], [], []
+            right, returns, first, best, hops = [], [], [], [], []
             texts = []
             for q in queries:
                 pattern = Pattern.from_dict(q["pattern"])
+                hops.append(len(pattern.steps))
                 ids = [r["id"] for r in store.read(executable(pattern, store))]
                 found = {normalize_name(str(n["name"])) for n in store.nodes_by_id(ids)} if ids else set()
                 right.append(bool(found & gold))
@@ -93,12 +96,15 @@ def main() -> None:
                 best.append(max(sims))
             margin = row["source"].get("margin")
             sure = returns[0] and (margin is None or margin >= args.margin)
+            closest = max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None)
+            longer = closest is not None and hops[closest] > hops[0] and best[closest] > best[0]
             chosen = {
                 "labelled": 0 if row["status"] == "ok" else None,
                 "margin": 0 if sure else None,
                 "first": 0 if sure and max(first[1:], default=-1) - first[0] <= args.slack else None,
                 "readings": 0 if sure and max(best[1:], default=-1) - best[0] <= args.slack else None,
-                "closest": max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None),
+                "closest": closest,
+                "longer": closest if longer else (0 if sure else None),
             }
             for policy, index in chosen.items():
                 if index is not None:
