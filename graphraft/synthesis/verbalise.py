@@ -257,30 +257,29 @@ class Verbaliser:
             them = self.noun(steps[0].labels, many=True)
             strip = lambda p: p.removeprefix(f"the {them} ")  # noqa: E731 - "the movies X" -> "X"
             return [f"{a} and {strip(b)}" for a in first for b in second[:1]]
-        return self._levels(pattern, anchor, pattern.target, cap=None)[-1]
+        return self._chain_readings(pattern, anchor, pattern.target)
 
     def _readings(self, pattern: Pattern, anchor: str) -> list[str]:
         """Readings of the steps before the target's (up to READINGS), the first phrases all
         along first."""
-        return self._levels(pattern, anchor, pattern.target - 1, cap=READINGS)[-1]
+        return self._chain_readings(pattern, anchor, pattern.target - 1)[:READINGS]
 
-    def _levels(self, pattern: Pattern, anchor: str, count: int, cap: int | None) -> list[list[str]]:
-        """The readings of the node each of the first ``count`` steps reaches (the anchor's
-        first): each reading's first phrase, then each one's second, ... (every reading goes on),
-        after a pair of steps there and back through one type in turn with the sharing readings;
-        all but the last level kept to ``READINGS``."""
+    def _chain_readings(self, pattern: Pattern, anchor: str, count: int) -> list[str]:
+        """The readings of the node the first ``count`` steps reach: each earlier reading's first
+        phrase, then each one's second, ... (every reading goes on), after a pair of steps there
+        and back through one type in turn with the sharing readings; the readings of the nodes
+        before it kept to ``READINGS``."""
         levels = [[anchor]]
         for index, step in enumerate(pattern.steps[:count]):
-            phrases = [self.step_phrases(step, x) for x in levels[-1]]
+            phrases = [self.step_phrases(step, x) for x in levels[-1][:READINGS]]
             rounds = range(max(map(len, phrases)))
             level = [p[i] for i in rounds for p in phrases if i < len(p)]
             if self._shares(pattern, index):  # the chain's readings and the sharing ones in turn
-                shared = [p for x in levels[-2] for p in self.share_phrases(pattern.steps[index - 1], step, x)]
+                before = levels[-2][:READINGS]
+                shared = [p for x in before for p in self.share_phrases(pattern.steps[index - 1], step, x)]
                 level = [p for pair in zip_longest(level, shared) for p in pair if p is not None]
-            level = list(dict.fromkeys(level))
-            last = index == count - 1
-            levels.append(level if last and cap is None else level[:READINGS])
-        return levels
+            levels.append(list(dict.fromkeys(level)))
+        return levels[-1]
 
     def _clauses(self, pattern: Pattern, anchor: str) -> list[str]:
         """The target's step as a clause, where its type reads as a verb in the active voice:

@@ -126,9 +126,10 @@ class Labeller:
         if not queries:
             return _row(qid, question, answer, round_, reason=answer.message or "L1 wrote no query")
         top, others = queries[0], queries[1:]
-        structure = answer.structure_of(top.cypher)
+        structures = [answer.structure_of(q.cypher) for q in queries]
+        structure = structures[0]
         source: dict[str, Any] = {"kind": "self-train", "round": round_, "second": others[0].cypher if others else None}
-        source["queries"] = [_written(q, answer.structure_of(q.cypher)) for q in queries]  # for diagnostics
+        source["queries"] = [_written(q, s) for q, s in zip(queries, structures)]  # for diagnostics
         reason = None
         if top.error:
             reason = f"its query failed: {top.error}"
@@ -142,7 +143,7 @@ class Labeller:
             reason = f"L1 was not sure: its top query beat the second by {margin:.2f} < {self.settings.margin:g}"
         if self.embed is not None and self.settings.wording_slack is not None and others:
             names = {a["id"]: a["mention"] for a in answer.anchors}
-            texts = [query_wording(answer.structure_of(q.cypher), q.cypher, names) for q in queries]
+            texts = [query_wording(s, q.cypher, names) for q, s in zip(queries, structures)]
             question_vector, *vectors = self.embed([question, *texts])
             similarity = [cosine(question_vector, v) for v in vectors]
             closest = max(range(1, len(similarity)), key=similarity.__getitem__)
