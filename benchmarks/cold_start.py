@@ -25,6 +25,8 @@ generated questions again in the shapes its kept labels ask (rows "prior re-esti
 labels with the same adapter and settings, so it takes the plain variant's round-1 labels when they
 exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself); ``--reshape-hops
 even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each.
+``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
+that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
 
 ``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
 its question file's validation questions (split by a hash of the text) are scored, its training
@@ -143,7 +145,8 @@ def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
 
 def self_train_name(reshape: bool, args) -> str:
     """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
-    return "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
+    name = "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
+    return name + (f"-{args.relabel}" if args.relabel != "none" else "")
 
 
 def self_train_variant(settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False) -> dict:
@@ -161,10 +164,11 @@ def self_train_variant(settings, generated: Path, start: Path, questions: Path, 
         "self_train.rounds": args.rounds,
         "self_train.reshape": reshape,
         "self_train.reshape_hops": not even,
+        "self_train.relabel": args.relabel,
     }
     made = [args.out / name / "round-1" / LABELS for name in ("l1-self-train", "l1-self-train-reshape")]
     made = [path for path in made if path.exists() and path.parent.parent != output_dir]
-    if reshape and made and not (output_dir / "round-1" / LABELS).exists():
+    if reshape and made and args.relabel == "none" and not (output_dir / "round-1" / LABELS).exists():
         # round 1 labels with the same adapter and settings either way: the same labels (the
         # labelling is deterministic), copied rather than made again (25-60 min on 2 cores)
         (output_dir / "round-1").mkdir(parents=True, exist_ok=True)
@@ -242,6 +246,12 @@ def main() -> None:
         default="labels",
         help="The reshaped questions' hop lengths: the labels' shares, or equal (l1-self-train-reshape-even-hops).",
     )
+    parser.add_argument(
+        "--relabel",
+        choices=("none", "longer", "longer-unsure"),
+        default="none",
+        help="Self-training's relabel policy (--self-train-relabel; a folder of its own).",
+    )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
@@ -307,6 +317,7 @@ def main() -> None:
                 trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
+                prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
                 record(
                     f"+ self-training{prior}, round {entry['round']} "
                     f"({entry['kept']} of {entry['questions']} labelled)",

@@ -15,7 +15,11 @@ those return a right answer:
 - ``closest``: among the queries that run and return something, the one whose best reading is
   closest to the question (no margin);
 - ``longer``: ``margin``, but the ``closest`` query instead where it is longer than the top one and
-  reads closer (L1 is biased to short queries), sure or not.
+  reads closer (L1 is biased to short queries), sure or not;
+- ``longer+slack``: ``longer``, only where the closest reads closer by more than the slack;
+- ``switch+slack``: ``margin``, but the ``closest`` query instead (of any length) where it reads closer
+  by more than the slack: what the wording check drops, taken instead;
+- ``longer-unsure``: ``longer``, only where the top query is not sure (by the margin).
 
     python benchmarks/label_wording.py outputs/cold_start-w2/l1-self-train-reshape-even-hops/round-2/labels.jsonl
 """
@@ -35,7 +39,17 @@ from graphraft.synthesis.patterns import Pattern, executable
 from graphraft.text import normalize_name
 from graphraft.training.self_training import cosine, query_wordings
 
-POLICIES = ("labelled", "margin", "first", "readings", "closest", "longer")
+POLICIES = (
+    "labelled",
+    "margin",
+    "first",
+    "readings",
+    "closest",
+    "longer",
+    "longer+slack",
+    "switch+slack",
+    "longer-unsure",
+)
 
 
 def first_per_hop(rows: list[dict], items: dict, count: int) -> list[dict]:
@@ -98,6 +112,7 @@ def main() -> None:
             sure = returns[0] and (margin is None or margin >= args.margin)
             closest = max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None)
             longer = closest is not None and hops[closest] > hops[0] and best[closest] > best[0]
+            ahead = closest is not None and best[closest] - best[0] > args.slack
             chosen = {
                 "labelled": 0 if row["status"] == "ok" else None,
                 "margin": 0 if sure else None,
@@ -105,6 +120,9 @@ def main() -> None:
                 "readings": 0 if sure and max(best[1:], default=-1) - best[0] <= args.slack else None,
                 "closest": closest,
                 "longer": closest if longer else (0 if sure else None),
+                "longer+slack": closest if longer and ahead else (0 if sure else None),
+                "switch+slack": closest if ahead else (0 if sure else None),
+                "longer-unsure": closest if longer and not sure else (0 if sure else None),
             }
             for policy, index in chosen.items():
                 if index is not None:

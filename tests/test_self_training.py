@@ -129,9 +129,11 @@ def test_the_wording_check_keeps_only_labels_no_other_query_reads_closer_to(cold
         assert closer == bool(row.reason and row.reason.startswith("another query reads closer"))
 
 
-def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(cold_start, demo_store, tmp_path):
+def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
+    cold_start, demo_store, tmp_path, capsys
+):
     """Each round's kept labels re-estimate the shape prior; the generated questions are made
-    again with it and replace the old ones in that round's training."""
+    again with it and replace the old ones in that round's training; a rerun makes nothing again."""
     from collections import Counter
 
     from graphraft.synthesis.rows import read_usable
@@ -166,10 +168,15 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(c
         data = [DataSource(path=remade, share=0.5)]
         summary = json.loads((folder / "summary.json").read_text())
         assert summary["config_digest"] == config_digest(round_config(cfg, entry["round"], labels, data))
+    capsys.readouterr()
+    again = train_command("l1", config=cfg)
+    err = capsys.readouterr().err
+    assert "making" not in err and "labelling" not in err and "round 1: trained before, reused" in err
+    assert again["rounds"] == report["rounds"]
 
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
-    """An adapter trained before `reshape` existed is reused (its digest had no such key);
+    """An adapter trained before `reshape` (`reshape_hops`, `relabel`) existed is reused (its digest had no such key);
     turning it on, or any other setting, is other training."""
     import hashlib
 
@@ -179,11 +186,11 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
     )
     before = base.model_dump(mode="json")
-    for key in ("reshape", "reshape_hops"):
+    for key in ("reshape", "reshape_hops", "relabel"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
-    for changed in ({"reshape": True}, {"reshape_hops": False}):
+    for changed in ({"reshape": True}, {"reshape_hops": False}, {"relabel": "longer"}):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
         assert config_digest(on, round_count=True) != legacy
     assert config_digest(base.model_copy(update={"epochs": 2.0}), round_count=True) != legacy
@@ -290,3 +297,82 @@ def test_the_command_gives_one_line_errors(tmp_path, graphraft_home):
         assert proc.returncode == 2, (args, proc.stderr)
         assert complaint in one_line_error(proc)
     assert not (tmp_path / "out").exists()  # nothing started
+
+
+def _labeller_on(store, settings, embedder, tmp_path, relabel: str):
+    """A labeller that decides labels on ``store`` (no model: deciding asks L1 nothing)."""
+    from types import SimpleNamespace
+
+    from graphraft.training.self_training import Labeller
+
+    cfg = config(tmp_path, tmp_path / "g.jsonl", tmp_path / "q.txt", store.graph_name, wording_slack=1.0)
+    cfg = cfg.model_copy(update={"self_train": cfg.self_train.model_copy(update={"relabel": relabel})})
+    return Labeller(SimpleNamespace(store=store, settings=settings, close=lambda: None), cfg, embedder.embed)
+
+
+def _two_queries_row(store):
+    """A row as labelling writes it: L1 sure of a 1-hop query (by 2.5 nats) over a 2-hop one from
+    the same anchor that returns something, the question worded as the 2-hop one reads."""
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.rows import AnchorRow
+    from graphraft.synthesis.verbalise import Verbaliser
+    from graphraft.training.self_training import _row
+
+    anchor = AnchorRow(
+        mention="Heron Press",
+        id="publisher-heron-press",
+        name="Heron Press",
+        labels=["Publisher"],
+        method="exact",
+        score=1.0,
+    )
+    candidates = PatternEnumerator(store).all_patterns([anchor.ref], 2).candidates
+    short = next(p for p in candidates.values() if len(p.steps) == 1)
+    long = next(p for p in candidates.values() if len(p.steps) == 2 and store.read(executable(p, store)))
+    question = "which are " + Verbaliser().phrases_for(long, anchor.mention)[0]
+    written = [
+        {"cypher": render(short), "score": -0.5, "pattern": short.to_dict()},
+        {"cypher": render(long), "score": -3.0, "pattern": long.to_dict()},
+    ]
+    source = {"kind": "self-train", "round": 1, "queries": written}
+    row = _row("q1", question, None, 1, None, short, render(short), source)
+    return row.model_copy(update={"anchors": [anchor]}), short, long
+
+
+@pytest.mark.parametrize("relabel", ["none", "longer", "longer-unsure"])
+def test_relabel_takes_the_longer_query_that_reads_closer(demo_store, settings, embedder, tmp_path, relabel):
+    """L1 leans to short queries: with ``relabel: longer`` a longer query it wrote that reads
+    closer to the question and returns something becomes the label, sure or not; with
+    ``longer-unsure`` only where L1 is not sure of its top query; with none, the top query."""
+    row, short, long = _two_queries_row(demo_store)
+    decided = _labeller_on(demo_store, settings, embedder, tmp_path, relabel).decide(row)
+    assert decided.usable and decided.source["wording"] < decided.source["closest_other"]
+    assert decided.source["decided"]["relabel"] == relabel
+    if relabel == "longer":
+        assert decided.cypher == render(long) and decided.pattern == long.to_dict() and decided.hops == 2
+        assert decided.source["relabelled"]["from"] == render(short)
+        returned = {r["id"] for r in demo_store.read(executable(long, demo_store))}
+        assert decided.hits == len(returned) > 0  # the chosen query ran, and returned that
+    else:  # L1 was sure of its top query (margin 2.5 >= 1)
+        assert decided.cypher == render(short) and decided.hops == 1 and "relabelled" not in decided.source
+        assert decided.hits == len({r["id"] for r in demo_store.read(executable(short, demo_store))})
+
+
+def test_a_label_file_is_decided_again_under_other_settings_without_asking_l1(demo_store, settings, embedder, tmp_path):
+    """A rerun with other label settings decides the rows again from the queries they keep (the
+    pipeline has no model here: asking L1 would fail) and rewrites the file."""
+    from graphraft.training.self_training import label_file
+
+    row, _, long = _two_queries_row(demo_store)
+    path = tmp_path / "labels.jsonl"
+    first = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    path.write_text(first.decide(row).to_json() + "\n")
+    again = _labeller_on(demo_store, settings, embedder, tmp_path, "longer")
+    notes = []
+    rows = label_file(again.pipeline, again.config, [("q1", row.question)], path, 1, notes.append, again.embed)
+    assert [r.cypher for r in rows] == [render(long)] and [r.cypher for r in read_rows(path)] == [render(long)]
+    assert any("deciding 1 labels again" in n["note"] for n in notes)
+    # decided under the same settings: left as it is
+    notes.clear()
+    label_file(again.pipeline, again.config, [("q1", row.question)], path, 1, notes.append, again.embed)
+    assert not notes and [r.cypher for r in read_rows(path)] == [render(long)]

@@ -61,6 +61,16 @@ class SelfTrainSettings(BaseModel):
         description="Each round, make the configured --from-graph questions again with their shapes drawn as "
         "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones.",
     )
+    # L1 leans to short queries (on MetaQA's 3-hop questions its top query was 1-hop for ~70 of
+    # 100): among the queries it wrote, one that reads closer to the question and is longer is
+    # often the right one (benchmarks/label_wording.py)
+    relabel: Literal["none", "longer", "longer-unsure"] = Field(
+        "none",
+        description="longer: label a question with the query L1 wrote that reads closest to it (of those that "
+        "return something) where that one is longer than L1's top query and reads closer, sure or not; "
+        "longer-unsure: the same only where L1 is not sure of its top query (by the margin); none: L1's top "
+        "query only.",
+    )
     # L1's own labels lean to short queries: their hop shares can be left out
     reshape_hops: bool = Field(
         True,
@@ -173,6 +183,11 @@ class TrainConfig(StageConfig):
             if total + self.self_train.share > 1.0 + 1e-9:
                 raise ValueError(
                     f"self_train.share: {self.self_train.share:g} beside the data's shares ({total:g}) is more than 1"
+                )
+            if self.self_train.relabel != "none" and self.self_train.wording_slack is None:
+                raise ValueError(
+                    f"self_train.relabel: {self.self_train.relabel} compares the queries' wordings with the "
+                    "question: give wording_slack a value"
                 )
             if self.self_train.reshape and total + self.self_train.share >= 1.0 - 1e-9:
                 raise ValueError(

@@ -41,6 +41,7 @@ from typing import Any
 
 from graphraft.deadline import Deadline
 from graphraft.errors import GraphRAFTError, InputFileError
+from graphraft.graph.local_server import write_atomically
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.language import Query
 from graphraft.synthesis.patterns import Pattern
@@ -95,14 +96,24 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+#: readings of each query compared with the question (the closest counts): a query's wording is
+#: the verbaliser's, and a question may be worded as any of them
+WORDING_READINGS = 8
+
+
 class Labeller:
     """Labels questions with L1's top query, keeping those that pass the checks (see above).
-    ``pipeline``: a GraphRAFT with the L1 adapter to label with; ``embed``: texts -> vectors
-    (None: no wording check)."""
+    ``pipeline``: a GraphRAFT with the L1 adapter to label with (its store runs the queries);
+    ``embed``: texts -> vectors (None: no wording check)."""
 
     def __init__(self, pipeline, config: TrainConfig, embed: Callable[[list[str]], list[list[float]]] | None):
-        self.pipeline, self.settings, self.embed = pipeline, config.self_train, embed
+        self.pipeline, self.config, self.settings, self.embed = pipeline, config, config.self_train, embed
         self.max_hops = config.max_hops
+
+    @property
+    def decisions(self) -> dict[str, Any]:
+        """The settings a label is decided by (a row decided by others is decided again)."""
+        return {key: getattr(self.settings, key) for key in ("margin", "wording_slack", "relabel")}
 
     def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
         for start in range(0, len(questions), batch):
@@ -125,45 +136,128 @@ class Labeller:
         queries = answer.queries
         if not queries:
             return _row(qid, question, answer, round_, reason=answer.message or "L1 wrote no query")
-        top, others = queries[0], queries[1:]
         structures = [answer.structure_of(q.cypher) for q in queries]
-        structure = structures[0]
-        source: dict[str, Any] = {"kind": "self-train", "round": round_, "second": others[0].cypher if others else None}
-        source["queries"] = [_written(q, s) for q, s in zip(queries, structures)]  # for diagnostics
-        reason = None
-        if top.error:
-            reason = f"its query failed: {top.error}"
-        elif not top.rows:
-            reason = "its query returned nothing"
-        elif structure is None:
-            reason = "its query is not a candidate"
-        margin = top.score - others[0].score if others else math.inf
-        source["margin"] = round(margin, 4) if others else None
-        if reason is None and margin < self.settings.margin:
+        # every query L1 wrote, best first: what the label is decided from (now, or again later)
+        source: dict[str, Any] = {"kind": "self-train", "round": round_}
+        source["queries"] = [_written(q, s) for q, s in zip(queries, structures)]
+        row = self.decide(_row(qid, question, answer, round_, None, structures[0], queries[0].cypher, source))
+        row.timings = {"total": round(time.perf_counter() - started + answer.timings.get("total", 0.0), 5)}
+        return row
+
+    def decide(self, row: SynthesisRow) -> SynthesisRow:
+        """Keep, drop or (``relabel``) choose among the queries L1 wrote for ``row``'s question,
+        from what the row keeps of them (``source.queries``), so that a label file can be decided
+        again under other settings without asking L1 again. A query not run before runs here."""
+        source = dict(row.source or {})
+        written = [dict(q) for q in source["queries"]]
+        structures = [_structure(q) for q in written]
+        source.update(queries=written, second=written[1]["cypher"] if len(written) > 1 else None)
+        for key in ("margin", "wording", "closest_other", "relabelled"):
+            source.pop(key, None)
+        reason = self._ran(written[0], structures[0])
+        margin = written[0]["score"] - written[1]["score"] if len(written) > 1 else math.inf
+        source["margin"] = round(margin, 4) if len(written) > 1 else None
+        sure = margin >= self.settings.margin
+        if reason is None and not sure:
             reason = f"L1 was not sure: its top query beat the second by {margin:.2f} < {self.settings.margin:g}"
-        if self.embed is not None and self.settings.wording_slack is not None and others:
-            names = {a["id"]: a["mention"] for a in answer.anchors}
-            texts = [query_wording(s, q.cypher, names) for q, s in zip(queries, structures)]
-            question_vector, *vectors = self.embed([question, *texts])
-            similarity = [cosine(question_vector, v) for v in vectors]
+        chosen = 0
+        if self.embed is not None and self.settings.wording_slack is not None and len(written) > 1:
+            similarity = self._similarity(row, written, structures)
             closest = max(range(1, len(similarity)), key=similarity.__getitem__)
             source["wording"] = round(similarity[0], 4)
             source["closest_other"] = round(similarity[closest], 4)
             if reason is None and similarity[closest] - similarity[0] > self.settings.wording_slack:
                 reason = (
                     f"another query reads closer to the question ({similarity[closest]:.2f} vs "
-                    f"{similarity[0]:.2f}): {queries[closest].cypher}"
+                    f"{similarity[0]:.2f}): {written[closest]['cypher']}"
                 )
-        seconds = time.perf_counter() - started + answer.timings.get("total", 0.0)
-        return _row(
-            qid, question, answer, round_, reason, structure, top.cypher, source, top.rows, {"total": round(seconds, 5)}
+            if self.settings.relabel == "longer" or (self.settings.relabel == "longer-unsure" and not sure):
+                longer = self._longer(written, structures, similarity)
+                if longer is not None:
+                    hops = (_hops(structures[0]), _hops(structures[longer]))
+                    source["relabelled"] = {
+                        "from": written[0]["cypher"],
+                        "why": f"a longer query ({hops[0]} -> {hops[1]} hops) reads closer to the question "
+                        f"({similarity[longer]:.2f} vs {similarity[0]:.2f})",
+                    }
+                    chosen, reason = longer, None
+        source["decided"] = self.decisions
+        structure = structures[chosen]
+        pattern = structure.pattern if isinstance(structure, Query) else structure
+        kept = reason is None
+        return row.model_copy(
+            update={
+                "status": "ok" if kept else "dropped",
+                "reason": reason,
+                "cypher": written[chosen]["cypher"] if kept else None,
+                "pattern": pattern.to_dict() if kept and pattern is not None else None,
+                "query": structure.to_dict() if kept and isinstance(structure, Query) else None,
+                "hops": _hops(structure),
+                "hits": written[chosen].get("rows", 0),  # what L1's query returned (no answer to hit)
+                "total": written[chosen].get("rows", 0),
+                "source": source,
+            }
         )
+
+    def _ran(self, written: dict[str, Any], structure: Pattern | Query | None) -> str | None:
+        """Why a query L1 wrote cannot be a label (None: it can): run first where it was not
+        (recorded in ``written``)."""
+        if structure is None:
+            return "its query is not a candidate"
+        if "rows" not in written:
+            from graphraft.inference.generation import GeneratedQuery
+            from graphraft.inference.retrieval import execute
+
+            language = structure if isinstance(structure, Query) else None
+            query = GeneratedQuery(written["cypher"], written["score"], 0, language)
+            patterns = {written["cypher"]: structure} if language is None else None
+            timeout_ms = self.pipeline.settings.query_timeout_ms
+            run = execute(self.pipeline.store, [query], timeout_ms=timeout_ms, patterns=patterns).runs[0]
+            written.update(rows=len(run.rows) if run.rows else len(run.node_ids), error=run.error)
+        if written.get("error"):
+            return f"its query failed: {written['error']}"
+        if not written["rows"]:
+            return "its query returned nothing"
+        return None
+
+    def _similarity(self, row: SynthesisRow, written, structures) -> list[float]:
+        """Each query's closest reading to the question (MiniLM cosine similarity)."""
+        names = {a.id: a.mention for a in row.anchors}
+        texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS) for q, s in zip(written, structures)]
+        question, *vectors = self.embed([row.question, *(t for ts in texts for t in ts)])
+        rest = iter(vectors)
+        return [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
+
+    def _longer(self, written, structures, similarity: list[float]) -> int | None:
+        """The query that reads closest to the question of those that return something, where it
+        is longer than the top one and reads closer than it (None: L1's top query stands)."""
+        for i in sorted(range(1, len(written)), key=lambda i: -similarity[i]):
+            if similarity[i] <= similarity[0]:
+                return None  # the top query reads closest of those that could be labels
+            if self._ran(written[i], structures[i]) is None:
+                return i if _hops(structures[i]) > _hops(structures[0]) else None
+        return None
+
+
+def _structure(written: dict[str, Any]) -> Pattern | Query | None:
+    if written.get("query"):
+        return Query.from_dict(written["query"])
+    return Pattern.from_dict(written["pattern"]) if written.get("pattern") else None
+
+
+def _hops(structure: Pattern | Query | None) -> int:
+    pattern = structure.pattern if isinstance(structure, Query) else structure
+    return len(pattern.steps) if pattern is not None else 0
 
 
 def _written(query, structure: Pattern | Query | None) -> dict[str, Any]:
-    """One query L1 wrote, as a label row keeps it: its text, score and structure."""
+    """One query L1 wrote, as a label row keeps it: its text, score and structure, and what it
+    returned where it ran (rows, error)."""
     kind = "query" if isinstance(structure, Query) else "pattern"
-    return {"cypher": query.cypher, "score": round(query.score, 4), kind: structure.to_dict() if structure else None}
+    written = {"cypher": query.cypher, "score": round(query.score, 4), kind: structure.to_dict() if structure else None}
+    if query.ran:
+        written.update(rows=query.rows, error=query.error)
+    return written
 
 
 def _row(
@@ -252,14 +346,20 @@ def self_train(
     rounds: list[dict[str, Any]] = []
     previous: dict[str, str] = {}
 
-    def trained(round_: int, labels: Path | None, data: list[DataSource] | None = None) -> dict[str, Any]:
+    def trained_before(round_: int, labels: Path | None, data: list[DataSource] | None = None) -> dict | None:
         round_cfg = round_config(config, round_, labels, data)
         summary_file = Path(round_cfg.output_dir) / "summary.json"
         if summary_file.exists():
             summary = json.loads(summary_file.read_text())
             if trained_with(summary, round_cfg):
-                notify({"note": f"round {round_}: trained before, reused ({summary['adapter']})"})
                 return summary
+        return None
+
+    def trained(round_: int, labels: Path | None, data: list[DataSource] | None = None) -> dict[str, Any]:
+        round_cfg = round_config(config, round_, labels, data)
+        if (summary := trained_before(round_, labels, data)) is not None:
+            notify({"note": f"round {round_}: trained before, reused ({summary['adapter']})"})
+            return summary
         notify({"note": f"round {round_}: training on {', '.join(map(str, round_cfg.data))}"})
         return train(round_cfg, settings, resume=resume, progress_callback=progress_callback)
 
@@ -290,8 +390,10 @@ def self_train(
             break
         data = None
         if config.self_train.reshape:
-            data, reshaped = reshaped_data(config, settings, labels, labels.parent, notify)
-            report = {**report, **reshaped}
+            data = reshaped_sources(config, labels.parent)
+            if trained_before(round_, labels, data) is None or not data[-1].path.exists():
+                data = reshaped_data(config, settings, labels, labels.parent, notify)
+            report = {**report, **generated_report(data[-1].path, labels)}
         summary = trained(round_, labels, data)
         rounds.append({**_round_report(round_, summary, labels), **report})
         best, previous = summary, kept
@@ -306,25 +408,33 @@ def self_train(
 GENERATED = "generated.jsonl"
 
 
-def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, notify) -> tuple[list[DataSource], dict]:
+def reshaped_sources(config: TrainConfig, folder: Path) -> list[DataSource]:
+    """A ``reshape`` round's data: the configured files not made from the graph as they are, and
+    in place of those made from it, ``folder``/generated.jsonl at the share the rest leaves."""
+    made, kept, share, _ = reshaping(config)
+    return [*kept, DataSource(path=folder / GENERATED, share=share, graph=made.graph)]
+
+
+def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, notify) -> list[DataSource]:
     """``reshape``: the configured files `synthesize --from-graph` made, made again with the same
     settings but their shapes drawn as often as ``labels`` (the kept ones) ask them, into
     ``folder``/generated.jsonl; as many training questions as their share of the examples (the
     rest, after the labels' and the other files' shares), so that the trainer takes them all, in
     the prior's proportions, and their validation questions beside. Returns the round's data
-    (the other files as they are) and a report."""
+    (``reshaped_sources``)."""
     from graphraft.graph import open_store
-    from graphraft.synthesis.from_graph import GenerationConfig, ShapePrior, generate, generator_for
+    from graphraft.synthesis.from_graph import GenerationConfig, generate, generator_for
     from graphraft.synthesis.synthesizer import changed_settings
 
-    made, kept, share, first = reshaping(config)
+    made, _, share, first = reshaping(config)
     # a tenth of the questions made go to validation (split by a hash): enough more that the
     # training rows fill the share, and a few for validation however small the share
     count = math.ceil(share * config.max_train_examples / 0.9) + 10
     fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
     prior = {"shape_prior": labels, "prior_hops": config.self_train.reshape_hops}
     generation = GenerationConfig(**{**fields, "count": count, **prior})
-    output = folder / GENERATED
+    data = reshaped_sources(config, folder)
+    output = data[-1].path
     with open_store(settings, made.graph or config.graph) as store:
         if first.get("graph") not in (None, store.identity):
             raise InputFileError(
@@ -335,14 +445,20 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
         fresh = not output.exists() or bool(changed_settings(output, meta))
         notify({"note": f"{folder.name}: making {count:,} questions from the graph again, shaped as the labels ask"})
         generate(generator, output, overwrite=fresh)
+    return data
+
+
+def generated_report(output: Path, labels: Path) -> dict[str, Any]:
+    """What a ``reshape`` round made: its questions by hops, and the shapes of the prior."""
+    from graphraft.synthesis.from_graph import ShapePrior
+
     rows = read_usable(output)
-    report = {
+    return {
         "generated": str(output),
         "generated_rows": len(rows),
         "generated_by_hops": {str(h): n for h, n in sorted(Counter(row.hops for row in rows).items())},
         "prior_shapes": len(ShapePrior.read(labels).counts),
     }
-    return [*kept, DataSource(path=output, share=share, graph=made.graph)], report
 
 
 def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float, dict[str, Any]]:
@@ -371,23 +487,38 @@ def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float,
 def label_file(
     pipeline, config: TrainConfig, questions, path: Path, round_: int, notify, embed=None
 ) -> list[SynthesisRow]:
-    """Label the questions not yet in ``path`` (appending, so an interrupted round resumes) and
-    return every row of the file. Closes ``pipeline``."""
+    """Label the questions not yet in ``path`` (appending, so an interrupted round resumes),
+    decide again the rows decided under other settings (from the queries they keep, without
+    asking L1 again), and return every row of the file. Closes ``pipeline``."""
     try:
+        labeller = Labeller(pipeline, config, embed)
         done = done_qids(path)
         todo = [(qid, q) for qid, q in questions if qid not in done]
         if todo:
             notify({"note": f"round {round_}: labelling {len(todo):,} questions ({len(done):,} done before)"})
-            labeller = Labeller(pipeline, config, embed)
             with path.open("a", encoding="utf-8") as handle:
                 for count, row in enumerate(labeller.label(todo, round_), 1):
                     handle.write(row.to_json() + "\n")
                     handle.flush()
                     if count % 100 == 0:
                         notify({"note": f"round {round_}: {count:,}/{len(todo):,} labelled"})
+        rows = list(read_rows(path))
+        stale = [i for i, row in enumerate(rows) if _decided_otherwise(row, labeller.decisions)]
+        if stale:
+            notify({"note": f"round {round_}: deciding {len(stale):,} labels again under the current settings"})
+            for i in stale:
+                rows[i] = labeller.decide(rows[i])
+            write_atomically(path, "".join(row.to_json() + "\n" for row in rows))
     finally:
         pipeline.close()
-    return list(read_rows(path))
+    return rows
+
+
+def _decided_otherwise(row: SynthesisRow, decisions: dict[str, Any]) -> bool:
+    """A row that keeps L1's queries, decided under other settings than ``decisions`` (or before
+    the settings were recorded)."""
+    source = row.source or {}
+    return bool(source.get("queries")) and source.get("decided") != decisions
 
 
 def _pipeline(config: TrainConfig):

@@ -364,7 +364,11 @@ def _reporter(notify, judge, tokenizer, history):
 
 #: settings added after adapters were trained, at the value that trains as before: left out of
 #: the digest there, so an adapter trained before the setting existed is still reused
-ADDED_LATER = {("self_train", "reshape"): False, ("self_train", "reshape_hops"): True}
+ADDED_LATER = {
+    ("self_train", "reshape"): False,
+    ("self_train", "reshape_hops"): True,
+    ("self_train", "relabel"): "none",
+}
 #: settings that decide how many self-training rounds run, not what a round trains on: left out of
 #: the digest, so a rerun with more rounds (or another stopping gain) reuses the rounds trained before
 ROUND_COUNT = (("self_train", "rounds"), ("self_train", "min_gain"))
