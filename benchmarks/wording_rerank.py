@@ -13,7 +13,10 @@ results its own way: compare weights with each other, not with eval's figures).
 ``--alphas`` also reranks by length alone, GNMT's length penalty: the score divided by
 ((5 + tokens) / 6) ** alpha (summed log-probabilities favour short queries; does a longer query
 L1 ranks a little lower deserve the top?). The last row, "any", is the share of questions where
-one of the queries is right (what any reranking can reach).
+one of the queries is right (what any reranking can reach). "longer" is self-training's relabel choice
+(``longer_query``): the query that reads closest of those that return something where it is longer
+than L1's top one and reads closer; "longer where unsure" only where L1's margin is under ``--margin``.
+Each query's similarity is its closest of ``WORDING_READINGS`` readings (as the labeller's).
 
 L1's scores are summed log-probabilities (nats); the similarity lies in [-1, 1], so a weight of
 10 lets a 0.1 better wording outweigh a 1-nat worse score. Pick a weight on ``--split train``
@@ -32,7 +35,7 @@ from graphraft.graph.embeddings import make_embedder
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 from graphraft.inference.pipeline import GraphRAFT
 from graphraft.text import normalize_name
-from graphraft.training.self_training import cosine, query_wording
+from graphraft.training.self_training import WORDING_READINGS, cosine, longer_query, query_wordings
 
 
 def main() -> None:
@@ -43,6 +46,7 @@ def main() -> None:
     parser.add_argument("--beams", type=int, default=5, help="Queries L1 writes per question.")
     parser.add_argument("--weights", default="0,1,2,5,10,20,50,1000")
     parser.add_argument("--alphas", default="0.5,1,2", help="Length penalties to rerank by (none: '').")
+    parser.add_argument("--margin", type=float, default=1.0, help="L1 sure of its top query (nats), for 'unsure'.")
     args = parser.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
     alphas = [float(a) for a in args.alphas.split(",") if a]
@@ -53,6 +57,8 @@ def main() -> None:
     hits: dict[float, collections.Counter] = {w: collections.Counter() for w in weights}
     by_length: dict[float, collections.Counter] = {a: collections.Counter() for a in alphas}
     anywhere: collections.Counter = collections.Counter()
+    longer_hits: collections.Counter = collections.Counter()
+    unsure_hits: collections.Counter = collections.Counter()
     totals: collections.Counter = collections.Counter()
     started = time.perf_counter()
     try:
@@ -66,9 +72,11 @@ def main() -> None:
                     continue
                 names = {a["id"]: a["mention"] for a in answer.anchors}
                 queries = answer.queries
-                texts = [query_wording(answer.structure_of(q.cypher), q.cypher, names) for q in queries]
-                question, *vectors = embed([item.question, *texts])
-                similarity = [cosine(question, v) for v in vectors]
+                structures = [answer.structure_of(q.cypher) for q in queries]
+                texts = [query_wordings(s, q.cypher, names, WORDING_READINGS) for q, s in zip(queries, structures)]
+                question, *vectors = embed([item.question, *(t for ts in texts for t in ts)])
+                rest = iter(vectors)
+                similarity = [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
                 gold = {normalize_name(a) for a in item.answers}
                 firsts = [q.ids[0] if q.ids else None for q in queries]
                 found = {n["id"]: n["name"] for n in pipeline.store.nodes_by_id([f for f in firsts if f])}
@@ -80,6 +88,12 @@ def main() -> None:
                 for a in alphas:
                     best = max(range(len(queries)), key=lambda k: queries[k].score / ((5 + tokens[k]) / 6) ** a)
                     by_length[a][item.hops] += right[best]
+                # relabel's choice (self_training.longer_query): a longer query that reads closer
+                hops = [len(getattr(s, "pattern", s).steps) if s is not None else 0 for s in structures]
+                longer = longer_query(similarity, hops, [bool(q.ids) for q in queries].__getitem__)
+                sure = len(queries) < 2 or queries[0].score - queries[1].score >= args.margin
+                longer_hits[item.hops] += right[0 if longer is None else longer]
+                unsure_hits[item.hops] += right[0 if longer is None or sure else longer]
                 anywhere[item.hops] += any(right)
             print(f"{start + len(part)}/{len(items)} questions, {time.perf_counter() - started:.0f}s", flush=True)
     finally:
@@ -89,7 +103,9 @@ def main() -> None:
     print("| rerank | Hit@1 % all | " + " | ".join(f"{h}-hop" for h in hops) + " |")
     print("| --- | ---: | " + " | ".join("---:" for _ in hops) + " |")
     rows = [(f"wording weight {w:g}", hits[w]) for w in weights]
-    rows += [(f"length penalty {a:g}", by_length[a]) for a in alphas] + [("any", anywhere)]
+    rows += [(f"length penalty {a:g}", by_length[a]) for a in alphas]
+    rows += [("longer (relabel's choice)", longer_hits), (f"longer where unsure (margin {args.margin:g})", unsure_hits)]
+    rows += [("any", anywhere)]
     for name, counts in rows:
         per = [100 * counts[h] / totals[h] for h in hops]
         print(

@@ -229,14 +229,21 @@ class Labeller:
         return [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
 
     def _longer(self, written, structures, similarity: list[float]) -> int | None:
-        """The query that reads closest to the question of those that return something, where it
-        is longer than the top one and reads closer than it (None: L1's top query stands)."""
-        for i in sorted(range(1, len(written)), key=lambda i: -similarity[i]):
-            if similarity[i] <= similarity[0]:
-                return None  # the top query reads closest of those that could be labels
-            if self._ran(written[i], structures[i]) is None:
-                return i if _hops(structures[i]) > _hops(structures[0]) else None
-        return None
+        hops = [_hops(s) for s in structures]
+        return longer_query(similarity, hops, lambda i: self._ran(written[i], structures[i]) is None)
+
+
+def longer_query(similarity: list[float], hops: list[int], returns: Callable[[int], bool]) -> int | None:
+    """``relabel: longer``'s choice among the queries L1 wrote (best first): the one that reads
+    closest to the question (``similarity``) of those that return something (``returns(i)``, asked
+    closest first), where it is longer than the top one and reads closer than it; None: the top
+    query stands."""
+    for i in sorted(range(1, len(similarity)), key=lambda i: -similarity[i]):
+        if similarity[i] <= similarity[0]:
+            return None  # the top query reads closest of those that could be chosen
+        if returns(i):
+            return i if hops[i] > hops[0] else None
+    return None
 
 
 def _structure(written: dict[str, Any]) -> Pattern | Query | None:
