@@ -101,7 +101,8 @@ def main() -> None:
     for name, key in rows:
         total = sum(counts["questions"].values())
         per = [100 * counts[key][h] / counts["questions"][h] for h in hops]
-        print(f"| {name} | {100 * sum(counts[key].values()) / total:.1f} % | " + " | ".join(f"{p:.1f} %" for p in per))
+        cells = " | ".join(f"{p:.1f} %" for p in per)
+        print(f"| {name} | {100 * sum(counts[key].values()) / total:.1f} % | {cells} |")
 
 
 if __name__ == "__main__":

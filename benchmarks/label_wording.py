@@ -19,7 +19,10 @@ those return a right answer:
 - ``longer+slack``: ``longer``, only where the closest reads closer by more than the slack;
 - ``switch+slack``: ``margin``, but the ``closest`` query instead (of any length) where it reads closer
   by more than the slack: what the wording check drops, taken instead;
-- ``longer-unsure``: ``longer``, only where the top query is not sure (by the margin).
+- ``longer-unsure``: ``longer``, only where the top query is not sure (by the margin);
+- with ``--candidates``, over every candidate around the anchors (as `ask` enumerates them), not only
+  L1's queries: ``closest-all``, the closest-reading candidate that returns something; ``longer-all``
+  (``-unsure``), ``margin``, but that candidate where it is longer than L1's top query and reads closer.
 
     python benchmarks/label_wording.py outputs/cold_start-w2/l1-self-train-reshape-even-hops/round-2/labels.jsonl
 """
@@ -35,7 +38,9 @@ from graphraft.config import load_settings
 from graphraft.graph import open_store
 from graphraft.graph.embeddings import make_embedder
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
-from graphraft.synthesis.patterns import Pattern, executable
+from graphraft.inference.config import AskConfig
+from graphraft.synthesis.enumeration import PatternEnumerator
+from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, render
 from graphraft.text import normalize_name
 from graphraft.training.self_training import cosine, query_wordings
 
@@ -49,6 +54,9 @@ POLICIES = (
     "longer+slack",
     "switch+slack",
     "longer-unsure",
+    "closest-all",
+    "longer-all",
+    "longer-all-unsure",
 )
 
 
@@ -73,6 +81,9 @@ def main() -> None:
     )
     parser.add_argument("--margin", type=float, default=1.0)
     parser.add_argument("--slack", type=float, default=0.1)
+    parser.add_argument(
+        "--candidates", action="store_true", help="Also the *-all policies, over every candidate (slower)."
+    )
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
@@ -83,6 +94,7 @@ def main() -> None:
     settings = load_settings(graph="metaqa")
     store = open_store(settings, "metaqa")
     embed = make_embedder(settings).embed
+    enumerator = PatternEnumerator(store, AskConfig().fanout_cap, settings.query_timeout_ms)
     tally: dict[tuple[str, int], list[int]] = collections.defaultdict(lambda: [0, 0])
     try:
         for row in rows:
@@ -124,6 +136,25 @@ def main() -> None:
                 "switch+slack": closest if ahead else (0 if sure else None),
                 "longer-unsure": closest if longer and not sure else (0 if sure else None),
             }
+            if args.candidates:
+                # over every candidate around the anchors, not only L1's five (candidate_wording.py)
+                refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
+                candidates = list(enumerator.all_patterns(refs, 3).candidates.values())
+                ctexts = [query_wordings(c, render(c), names, args.readings) for c in candidates]
+                question_vector, *cvectors = embed([row["question"], *(t for ts in ctexts for t in ts)])
+                crest = iter(cvectors)
+                csims = [max(cosine(question_vector, next(crest)) for _ in ts) for ts in ctexts]
+                index = len(right)
+                for c in sorted(range(len(candidates)), key=lambda c: -csims[c]):
+                    ids = [r["id"] for r in store.read(executable(candidates[c], store))]
+                    if ids:
+                        found = {normalize_name(str(n["name"])) for n in store.nodes_by_id(ids)}
+                        right.append(bool(found & gold))
+                        farther = len(candidates[c].steps) > hops[0] and csims[c] > best[0]
+                        chosen["closest-all"] = index
+                        chosen["longer-all"] = index if farther else (0 if sure else None)
+                        chosen["longer-all-unsure"] = index if farther and not sure else (0 if sure else None)
+                        break
             for policy, index in chosen.items():
                 if index is not None:
                     tally[(policy, item.hops)][0] += right[index]
@@ -134,6 +165,8 @@ def main() -> None:
     print("| policy | " + " | ".join(f"{h}-hop kept | right" for h in (1, 2, 3)) + " |")
     print("| --- |" + " ---: | ---: |" * 3)
     for policy in POLICIES:
+        if policy.endswith(("-all", "-all-unsure")) and not args.candidates:
+            continue
         cells = []
         for hop in (1, 2, 3):
             hit, n = tally[(policy, hop)]
