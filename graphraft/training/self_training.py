@@ -12,7 +12,14 @@ and keeps a label only when
 2. L1 is sure of it: its score beats the second query's by ``margin`` (summed log-probabilities);
 3. the question's wording agrees with it: no other query L1 wrote reads closer to the question,
    by more than ``wording_slack`` (MiniLM cosine similarity between the question and each query
-   put in the schema's words: its path as a noun phrase, the labels, types and keys it names).
+   put in the schema's words: its path as a noun phrase — the closest of its readings — and the
+   labels, types and keys it names).
+
+With ``relabel: longer`` a question is labelled instead with the query L1 wrote that reads
+closest to it, where that one returns something, is longer than the top query and reads closer
+(L1 leans to short queries; ``longer-unsure``: only where L1 is not sure). A label is decided from
+what its row keeps of L1's queries (``Labeller.decide``), so a rerun with other settings decides
+the rows again without asking L1 again.
 
 The kept labels join the data (``share`` of the examples) and L1 is trained again from the base
 model. With ``reshape``, the data's generated questions are first made again with the shapes the
