@@ -1,9 +1,9 @@
-"""How right self-training's labels are, scored after the fact against MetaQA's answers (a
-diagnostic: training never reads an answer; this script is the only reader): per hop, how many
-labels were kept and dropped, and the share of the kept labels whose query returns a right answer
-(Hit) and exactly the answer set.
+"""How right self-training's labels are, scored after the fact against MetaQA's answers (or the
+demo's, second argument ``demo``; a diagnostic: training never reads an answer; this script is the
+only reader): per hop, how many labels were kept and dropped, and the share of the kept labels whose
+query returns a right answer (Hit) and exactly the answer set.
 
-    python benchmarks/self_train_labels.py outputs/cold_start/l1-self-train/round-1/labels.jsonl
+    python benchmarks/self_train_labels.py outputs/cold_start/l1-self-train/round-1/labels.jsonl [metaqa|demo]
 """
 
 import collections
@@ -13,13 +13,19 @@ from pathlib import Path
 
 from graphraft.config import load_settings
 from graphraft.graph import open_store
+from graphraft.graph.loaders.demo import DEMO_GRAPH, demo_files
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
+from graphraft.graph.loaders.questions import read_question_file
 from graphraft.synthesis.patterns import Pattern, executable
 from graphraft.text import normalize_name
 
 labels = [json.loads(line) for line in Path(sys.argv[1]).read_text().splitlines() if line.strip()]
-items = {i.question: i for i in load_items(Dataset.metaqa, None, None, Split.train, None, None)}
-store = open_store(load_settings(graph="metaqa"), "metaqa")
+if len(sys.argv) > 2 and sys.argv[2] == "demo":
+    items = {i.question: i for i in read_question_file(demo_files()[2])}
+    store = open_store(load_settings(graph=DEMO_GRAPH), DEMO_GRAPH)
+else:
+    items = {i.question: i for i in load_items(Dataset.metaqa, None, None, Split.train, None, None)}
+    store = open_store(load_settings(graph="metaqa"), "metaqa")
 tally = collections.defaultdict(lambda: [0, 0])
 for row in labels:
     item = items[row["question"]]
