@@ -31,7 +31,7 @@ from graphraft.synthesis.mentions import make_extractor
 from graphraft.synthesis.patterns import executable, render
 from graphraft.synthesis.resolution import resolver_for
 from graphraft.text import normalize_name
-from graphraft.training.self_training import cosine, query_wordings
+from graphraft.training.self_training import closest_readings, query_wordings
 
 
 def right(store, pattern, gold: set[str]) -> bool | None:
@@ -68,9 +68,7 @@ def main() -> None:
             sizes.append(len(candidates))
             names = {a.id: a.mention for a in anchors}
             texts = [query_wordings(p, render(p), names, args.readings) for p in candidates]
-            question, *vectors = embed([item.question, *(t for ts in texts for t in ts)])
-            rest = iter(vectors)
-            similarity = [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
+            similarity = closest_readings(embed, item.question, texts)
             gold = {normalize_name(a) for a in item.answers}
 
             order = sorted(range(len(candidates)), key=lambda i: -similarity[i])

@@ -42,7 +42,7 @@ from graphraft.inference.config import AskConfig
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, render
 from graphraft.text import normalize_name
-from graphraft.training.self_training import cosine, query_wordings
+from graphraft.training.self_training import closest_readings, cosine, query_wordings
 
 POLICIES = (
     "labelled",
@@ -141,9 +141,7 @@ def main() -> None:
                 refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
                 candidates = list(enumerator.all_patterns(refs, 3).candidates.values())
                 ctexts = [query_wordings(c, render(c), names, args.readings) for c in candidates]
-                question_vector, *cvectors = embed([row["question"], *(t for ts in ctexts for t in ts)])
-                crest = iter(cvectors)
-                csims = [max(cosine(question_vector, next(crest)) for _ in ts) for ts in ctexts]
+                csims = closest_readings(embed, row["question"], ctexts)
                 index = len(right)
                 for c in sorted(range(len(candidates)), key=lambda c: -csims[c]):
                     ids = [r["id"] for r in store.read(executable(candidates[c], store))]

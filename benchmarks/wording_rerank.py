@@ -1,6 +1,6 @@
 """Is the question's likeness to each candidate's words worth using when no real pair exists
 (issue 28, item 4)? L1 (trained on generated questions) writes its ``--beams`` best queries for
-MetaQA questions; each is put in the schema's words (``query_wording``, as self-training's
+MetaQA questions; each is put in the schema's words (``query_wordings``, as self-training's
 wording check does) and compared with the question (MiniLM cosine similarity, the bundled
 embedder). The chosen query is the one with the best L1 score + ``weight`` x similarity, for
 each weight (0: L1 alone; a large one: the wording alone); a hit is the chosen query's first
@@ -35,7 +35,13 @@ from graphraft.graph.embeddings import make_embedder
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 from graphraft.inference.pipeline import GraphRAFT
 from graphraft.text import normalize_name
-from graphraft.training.self_training import WORDING_READINGS, cosine, longer_query, query_wordings
+from graphraft.training.self_training import (
+    WORDING_READINGS,
+    closest_readings,
+    hops_of,
+    longer_query,
+    query_wordings,
+)
 
 
 def main() -> None:
@@ -74,9 +80,7 @@ def main() -> None:
                 queries = answer.queries
                 structures = [answer.structure_of(q.cypher) for q in queries]
                 texts = [query_wordings(s, q.cypher, names, WORDING_READINGS) for q, s in zip(queries, structures)]
-                question, *vectors = embed([item.question, *(t for ts in texts for t in ts)])
-                rest = iter(vectors)
-                similarity = [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
+                similarity = closest_readings(embed, item.question, texts)
                 gold = {normalize_name(a) for a in item.answers}
                 firsts = [q.ids[0] if q.ids else None for q in queries]
                 found = {n["id"]: n["name"] for n in pipeline.store.nodes_by_id([f for f in firsts if f])}
@@ -89,7 +93,7 @@ def main() -> None:
                     best = max(range(len(queries)), key=lambda k: queries[k].score / ((5 + tokens[k]) / 6) ** a)
                     by_length[a][item.hops] += right[best]
                 # relabel's choice (self_training.longer_query): a longer query that reads closer
-                hops = [len(getattr(s, "pattern", s).steps) if s is not None else 0 for s in structures]
+                hops = [hops_of(s) for s in structures]
                 longer = longer_query(similarity, hops, [bool(q.ids) for q in queries].__getitem__)
                 sure = len(queries) < 2 or queries[0].score - queries[1].score >= args.margin
                 longer_hits[item.hops] += right[0 if longer is None else longer]

@@ -108,6 +108,14 @@ def cosine(a: list[float], b: list[float]) -> float:
 WORDING_READINGS = 8
 
 
+def closest_readings(embed: Callable[[list[str]], list[list[float]]], question: str, wordings) -> list[float]:
+    """For each query's readings (``query_wordings``), the cosine similarity of the closest to
+    the question; one call of ``embed`` for all."""
+    question_vector, *vectors = embed([question, *(text for texts in wordings for text in texts)])
+    rest = iter(vectors)
+    return [max(cosine(question_vector, next(rest)) for _ in texts) for texts in wordings]
+
+
 class Labeller:
     """Labels questions with L1's top query, keeping those that pass the checks (see above).
     ``pipeline``: a GraphRAFT with the L1 adapter to label with (its store runs the queries);
@@ -181,7 +189,7 @@ class Labeller:
             if self.settings.relabel == "longer" or (self.settings.relabel == "longer-unsure" and not sure):
                 longer = self._longer(written, structures, similarity)
                 if longer is not None:
-                    hops = (_hops(structures[0]), _hops(structures[longer]))
+                    hops = (hops_of(structures[0]), hops_of(structures[longer]))
                     source["relabelled"] = {
                         "from": written[0]["cypher"],
                         "why": f"a longer query ({hops[0]} -> {hops[1]} hops) reads closer to the question "
@@ -199,7 +207,7 @@ class Labeller:
                 "cypher": written[chosen]["cypher"] if kept else None,
                 "pattern": pattern.to_dict() if kept and pattern is not None else None,
                 "query": structure.to_dict() if kept and isinstance(structure, Query) else None,
-                "hops": _hops(structure),
+                "hops": hops_of(structure),
                 "hits": written[chosen].get("rows", 0),  # what L1's query returned (no answer to hit)
                 "total": written[chosen].get("rows", 0),
                 "source": source,
@@ -231,12 +239,10 @@ class Labeller:
         """Each query's closest reading to the question (MiniLM cosine similarity)."""
         names = {a.id: a.mention for a in row.anchors}
         texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS) for q, s in zip(written, structures)]
-        question, *vectors = self.embed([row.question, *(t for ts in texts for t in ts)])
-        rest = iter(vectors)
-        return [max(cosine(question, next(rest)) for _ in ts) for ts in texts]
+        return closest_readings(self.embed, row.question, texts)
 
     def _longer(self, written, structures, similarity: list[float]) -> int | None:
-        hops = [_hops(s) for s in structures]
+        hops = [hops_of(s) for s in structures]
         return longer_query(similarity, hops, lambda i: self._ran(written[i], structures[i]) is None)
 
 
@@ -259,7 +265,8 @@ def _structure(written: dict[str, Any]) -> Pattern | Query | None:
     return Pattern.from_dict(written["pattern"]) if written.get("pattern") else None
 
 
-def _hops(structure: Pattern | Query | None) -> int:
+def hops_of(structure: Pattern | Query | None) -> int:
+    """A query's path length (0 for none)."""
     pattern = structure.pattern if isinstance(structure, Query) else structure
     return len(pattern.steps) if pattern is not None else 0
 
@@ -295,7 +302,7 @@ def _row(
     return SynthesisRow(
         qid=qid,
         question=question,
-        hops=len(pattern.steps) if pattern is not None else 0,
+        hops=hops_of(structure),
         qtype="self-train",
         split="train",
         answers=[],
