@@ -17,6 +17,8 @@ one of the queries is right (what any reranking can reach). "longer" is self-tra
 (``longer_query``): the query that reads closest of those that return something where it is longer
 than L1's top one and reads closer; "longer where unsure" only where L1's margin is under ``--margin``.
 Each query's similarity is its closest of ``WORDING_READINGS`` readings (as the labeller's).
+``--dump FILE`` writes each question's queries (text, L1's score, hops, similarity, rows, right) as
+JSON lines, to study what tells the right one apart.
 
 L1's scores are summed log-probabilities (nats); the similarity lies in [-1, 1], so a weight of
 10 lets a 0.1 better wording outweigh a 1-nat worse score. Pick a weight on ``--split train``
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import time
 from pathlib import Path
 
@@ -53,7 +56,9 @@ def main() -> None:
     parser.add_argument("--weights", default="0,1,2,5,10,20,50,1000")
     parser.add_argument("--alphas", default="0.5,1,2", help="Length penalties to rerank by (none: '').")
     parser.add_argument("--margin", type=float, default=1.0, help="L1 sure of its top query (nats), for 'unsure'.")
+    parser.add_argument("--dump", type=Path, help="Write each question's queries here (JSON lines).")
     args = parser.parse_args()
+    dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     weights = [float(w) for w in args.weights.split(",")]
     alphas = [float(a) for a in args.alphas.split(",") if a]
     settings = load_settings(graph="metaqa", l1_adapter=args.adapter, l2_adapter=None)
@@ -99,9 +104,26 @@ def main() -> None:
                 longer_hits[item.hops] += right[0 if longer is None else longer]
                 unsure_hits[item.hops] += right[0 if longer is None or sure else longer]
                 anywhere[item.hops] += any(right)
+                if dump:
+                    queries_out = [
+                        {
+                            "cypher": q.cypher,
+                            "score": float(q.score),
+                            "hops": h,
+                            "similarity": float(sim),
+                            "rows": len(q.ids),
+                            "right": r,
+                        }
+                        for q, h, sim, r in zip(queries, hops, similarity, right)
+                    ]
+                    dump.write(
+                        json.dumps({"question": item.question, "hops": item.hops, "queries": queries_out}) + "\n"
+                    )
             print(f"{start + len(part)}/{len(items)} questions, {time.perf_counter() - started:.0f}s", flush=True)
     finally:
         pipeline.close()
+        if dump:
+            dump.close()
     hops = sorted(totals)
     print(f"\n{args.split}, {sum(totals.values())} questions, L1 {args.adapter}, {args.beams} queries each")
     print("| rerank | Hit@1 % all | " + " | ".join(f"{h}-hop" for h in hops) + " |")
