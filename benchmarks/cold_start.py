@@ -27,6 +27,9 @@ exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itsel
 even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each.
 ``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
+``--self-train-start 0.01`` self-trains the L1 of that real-pair row instead of the generated-only
+one, its real pairs kept in every round's data at the same share (folder suffix ``-from-real-0.01``):
+what self-training adds to a few labelled pairs.
 
 ``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
 its question file's validation questions (split by a hash of the text) are scored, its training
@@ -88,6 +91,13 @@ def real_subset(fraction: float, out: Path) -> Path | None:
     return path
 
 
+def real_source(real: Path, examples: int) -> str:
+    """The real pairs as a data source, at their share of the examples: their own count's share,
+    at least 0.2 (they repeat) and at most half."""
+    real_rows = sum(1 for _ in read_rows(real))
+    return f"{real}@{min(0.5, max(real_rows / examples, 0.2)):.3f}"
+
+
 def train_variant(
     settings, graph: str, generated: Path, real: Path | None, examples: int, out: Path, smoke: bool
 ) -> dict:
@@ -100,8 +110,7 @@ def train_variant(
         return json.loads(summary_file.read_text())
     data = [str(generated)]
     if real is not None:
-        real_rows = sum(1 for _ in read_rows(real))
-        data.append(f"{real}@{min(0.5, max(real_rows / examples, 0.2)):.3f}")
+        data.append(real_source(real, examples))
     overrides = {"data": data, "output_dir": str(output_dir), "max_train_examples": examples, "graph": graph}
     if smoke:
         overrides.update(base_model="tiny-random", validation_examples=8, batch_size=4)
@@ -146,16 +155,20 @@ def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
 def self_train_name(reshape: bool, args) -> str:
     """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
     name = "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
-    return name + (f"-{args.relabel}" if args.relabel != "none" else "")
+    name += f"-{args.relabel}" if args.relabel != "none" else ""
+    return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
 
 
-def self_train_variant(settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False) -> dict:
+def self_train_variant(
+    settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False, real: Path | None = None
+) -> dict:
     from graphraft.training.self_training import LABELS, self_train
 
     even = reshape and args.reshape_hops == "even"
     output_dir = args.out / f"l1-{self_train_name(reshape, args)}"
+    data = [str(generated)] + ([real_source(real, args.examples)] if real is not None else [])
     overrides = {
-        "data": [str(generated)],
+        "data": data,
         "graph": args.graph,
         "output_dir": str(output_dir),
         "max_train_examples": args.examples,
@@ -168,7 +181,8 @@ def self_train_variant(settings, generated: Path, start: Path, questions: Path, 
     }
     made = [args.out / name / "round-1" / LABELS for name in ("l1-self-train", "l1-self-train-reshape")]
     made = [path for path in made if path.exists() and path.parent.parent != output_dir]
-    if reshape and made and args.relabel == "none" and not (output_dir / "round-1" / LABELS).exists():
+    same_start = args.relabel == "none" and not args.self_train_start  # labels as the plain variant's
+    if reshape and made and same_start and not (output_dir / "round-1" / LABELS).exists():
         # round 1 labels with the same adapter and settings either way: the same labels (the
         # labelling is deterministic), copied rather than made again (25-60 min on 2 cores)
         (output_dir / "round-1").mkdir(parents=True, exist_ok=True)
@@ -252,6 +266,12 @@ def main() -> None:
         default="none",
         help="Self-training's relabel policy (--self-train-relabel; a folder of its own).",
     )
+    parser.add_argument(
+        "--self-train-start",
+        type=float,
+        default=0.0,
+        help="Self-train the L1 of this real-pair fraction's row (0: the generated-only one).",
+    )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
@@ -292,7 +312,7 @@ def main() -> None:
         )
         (args.out / "cold_start.json").write_text(json.dumps(results, indent=2))
 
-    generated_only = None
+    starts: dict[float, tuple[Path, Path | None]] = {}
     for fraction in [float(f) for f in args.fractions.split(",")]:
         real = real_subset(fraction, args.out)
         summary = train_variant(settings, graph, generated, real, args.examples, args.out, args.smoke)
@@ -303,13 +323,15 @@ def main() -> None:
             summary,
             Path(summary["adapter"]),
         )
-        if not fraction:
-            generated_only = Path(summary["adapter"])
-    if args.self_train and generated_only is not None:
+        starts[fraction] = Path(summary["adapter"]), real
+    if args.self_train and args.self_train_start not in starts:
+        parser.error(f"--self-train-start {args.self_train_start:g}: not among --fractions {args.fractions}")
+    if args.self_train:
+        start, real = starts[args.self_train_start]
         questions = unlabelled_questions(args.dataset, args.self_train, args.out)
         kinds = (True,) if args.reshape_only else (False, True) if args.reshape else (False,)
         for reshape in kinds:
-            report = self_train_variant(settings, generated, generated_only, questions, args, reshape)
+            report = self_train_variant(settings, generated, start, questions, args, reshape, real)
             for entry in report["rounds"][1:]:
                 if "adapter" not in entry:  # a round that labelled and stopped: nothing new to score
                     print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
@@ -318,11 +340,12 @@ def main() -> None:
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
+                prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
                 record(
                     f"+ self-training{prior}, round {entry['round']} "
                     f"({entry['kept']} of {entry['questions']} labelled)",
-                    0.0,
-                    None,
+                    args.self_train_start,
+                    real,
                     trained,
                     Path(entry["adapter"]),
                 )
