@@ -19,7 +19,7 @@ from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable, render
 from graphraft.synthesis.rows import read_rows
 from graphraft.training.config import TrainConfig
-from graphraft.training.self_training import query_wording, read_questions
+from graphraft.training.self_training import labels_moved, labels_report, query_wording, read_questions
 
 
 @pytest.fixture
@@ -103,6 +103,21 @@ def test_labels_are_l1s_own_queries_that_run_and_a_rerun_resumes(cold_start, dem
     assert "round 0: trained before, reused" in err and "round 1: trained before, reused" in err
     assert more["rounds"][:2] == rounds and more["rounds"][2]["round"] == 2
     assert len((tmp_path / "run" / "round-2" / "labels.jsonl").read_text().splitlines()) == 24
+    # round 2 trains only where its labels moved (24 questions: at least one labelled anew)
+    second = more["rounds"][2]
+    assert ("stopped" in second) == (labels_moved(second) < 1) and ("adapter" in second) != ("stopped" in second)
+
+
+def test_rounds_go_on_while_the_labels_move_not_while_they_grow():
+    """A round that keeps fewer labels but gives other questions labels, or other queries, moved
+    (the rule once stopped such a round); one that keeps the same labels did not."""
+    previous = {"q1": "MATCH a", "q2": "MATCH b", "q3": "MATCH c"}
+    fewer = labels_report([], {"q1": "MATCH a", "q2": "MATCH x"}, previous)
+    assert fewer["kept"] < len(previous) and fewer["changed"] == 1 and fewer["new"] == 0
+    assert labels_moved(fewer) == 1
+    shuffled = labels_report([], {"q4": "MATCH d", "q2": "MATCH b"}, previous)
+    assert labels_moved(shuffled) == 1 and shuffled["new"] == 1
+    assert labels_moved(labels_report([], dict(previous), previous)) == 0
 
 
 def test_a_label_l1_is_not_sure_of_is_dropped_and_the_first_adapter_stays(cold_start, demo_store, tmp_path):

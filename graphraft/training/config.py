@@ -52,8 +52,12 @@ class SelfTrainSettings(BaseModel):
     share: float = Field(0.5, gt=0, lt=1, description="Share of max_train_examples given to the kept labels.")
     queries: int = Field(5, ge=2, description="Queries L1 writes per question (the margin and wording compare them).")
     language: Literal["paths", "full"] = Field("paths", description="What L1 may write when labelling (as `ask`).")
-    # the kept labels must grow by this share of the questions for another round to be worth it
-    min_gain: float = Field(0.01, ge=0, description="Stop when a round keeps fewer new labels than this share.")
+    # this share of the questions must be labelled anew for another round to be worth it
+    min_gain: float = Field(
+        0.01,
+        ge=0,
+        description="Stop when a round labels fewer than this share of the questions anew (new or changed).",
+    )
     # people ask a few shapes far more than the others: the kept labels say which, with no
     # answer known, and the questions made from the graph follow them (ShapePrior)
     reshape: bool = Field(

@@ -23,10 +23,12 @@ the rows again without asking L1 again.
 
 The kept labels join the data (``share`` of the examples) and L1 is trained again from the base
 model. With ``reshape``, the data's generated questions are first made again with the shapes the
-kept labels ask (the prior re-estimated every round, ``reshaped_data``). Rounds go on while they
-help: up to ``rounds``, and only while a round keeps at least ``min_gain`` of the questions more
-than the one before. No answer is read anywhere: the question file is plain text, and a label is
-L1's query, never a result compared with anything.
+kept labels ask (the prior re-estimated every round, ``reshaped_data``). Rounds go on while the
+labels move: up to ``rounds``, and only while a round gives at least ``min_gain`` of the questions
+a label they did not have (a new one, or another query: ``labels_moved``); with no answer known,
+labels that no longer change are the sign that another round cannot teach L1 anything. No answer
+is read anywhere: the question file is plain text, and a label is L1's query, never a result
+compared with anything.
 
 Each round is a folder under the output directory (``round-0``, ``round-1``, ...) with its
 adapter, and for labelling rounds ``labels.jsonl`` (synthesis rows: the kept ones ``ok``, the
@@ -401,13 +403,12 @@ def self_train(
         pipeline = make_pipeline(settings, Path(best["adapter"]))
         rows = label_file(pipeline, config, questions, labels, round_, notify, embed)
         kept = {row.qid: row.cypher for row in rows if row.usable}
-        report = _labels_report(rows, kept, previous)
-        gain = len(kept) - len(previous)
+        report = labels_report(rows, kept, previous)
         if not kept:
             rounds.append({"round": round_, **report, "stopped": "no label was kept"})
             break
-        if round_ > 1 and (kept == previous or gain < config.self_train.min_gain * len(questions)):
-            rounds.append({"round": round_, **report, "stopped": f"the labels grew by {gain} only"})
+        if round_ > 1 and (moved := labels_moved(report)) < max(1, config.self_train.min_gain * len(questions)):
+            rounds.append({"round": round_, **report, "stopped": f"the labels moved for {moved} questions only"})
             break
         data = None
         if config.self_train.reshape:
@@ -567,7 +568,7 @@ def _embedder(settings, config: TrainConfig):
     return make
 
 
-def _labels_report(rows: list[SynthesisRow], kept: dict[str, str], previous: dict[str, str]) -> dict[str, Any]:
+def labels_report(rows: list[SynthesisRow], kept: dict[str, str], previous: dict[str, str]) -> dict[str, Any]:
     reasons = Counter(_reason_kind(row.reason) for row in rows if not row.usable)
     hops = Counter(row.hops for row in rows if row.usable)
     return {
@@ -578,6 +579,14 @@ def _labels_report(rows: list[SynthesisRow], kept: dict[str, str], previous: dic
         "changed": sum(1 for qid, cypher in kept.items() if qid in previous and previous[qid] != cypher),
         "new": sum(1 for qid in kept if qid not in previous),
     }
+
+
+def labels_moved(report: dict[str, Any]) -> int:
+    """How many questions a round labelled differently from the round before: a label new to
+    the question or another query. (Counting the kept labels' growth instead stopped a round
+    whose labels changed for 366 of 1,500 questions — with relabel, 70 % right where the round
+    before had 64 % — because 24 fewer were kept.)"""
+    return report["changed"] + report["new"]
 
 
 def _reason_kind(reason: str | None) -> str:
