@@ -27,6 +27,8 @@ exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itsel
 even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each.
 ``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
+``--phrases-only`` compares the verbaliser's phrases alone in the wording check
+(``--no-self-train-wording-schema-words``; folder suffix ``-phrases``).
 ``--self-train-start 0.01`` self-trains the L1 of that real-pair row instead of the generated-only
 one, its real pairs kept in every round's data at the same share (folder suffix ``-from-real-0.01``):
 what self-training adds to a few labelled pairs.
@@ -156,6 +158,7 @@ def self_train_name(reshape: bool, args) -> str:
     """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
     name = "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
+    name += "-phrases" if args.phrases_only else ""
     return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
 
 
@@ -178,10 +181,12 @@ def self_train_variant(
         "self_train.reshape": reshape,
         "self_train.reshape_hops": not even,
         "self_train.relabel": args.relabel,
+        "self_train.wording_schema_words": not args.phrases_only,
     }
     made = [args.out / name / "round-1" / LABELS for name in ("l1-self-train", "l1-self-train-reshape")]
     made = [path for path in made if path.exists() and path.parent.parent != output_dir]
-    same_start = args.relabel == "none" and not args.self_train_start  # labels as the plain variant's
+    # labels as the plain variant's
+    same_start = args.relabel == "none" and not args.self_train_start and not args.phrases_only
     if reshape and made and same_start and not (output_dir / "round-1" / LABELS).exists():
         # round 1 labels with the same adapter and settings either way: the same labels (the
         # labelling is deterministic), copied rather than made again (25-60 min on 2 cores)
@@ -267,6 +272,11 @@ def main() -> None:
         help="Self-training's relabel policy (--self-train-relabel; a folder of its own).",
     )
     parser.add_argument(
+        "--phrases-only",
+        action="store_true",
+        help="The wording check without the schema words (--no-self-train-wording-schema-words; folder -phrases).",
+    )
+    parser.add_argument(
         "--self-train-start",
         type=float,
         default=0.0,
@@ -340,6 +350,7 @@ def main() -> None:
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
+                prior += ", phrases alone" if args.phrases_only else ""
                 prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
                 record(
                     f"+ self-training{prior}, round {entry['round']} "

@@ -25,6 +25,9 @@ those return a right answer:
   (``-unsure``), ``margin``, but that candidate where it is longer than L1's top query and reads closer.
 
     python benchmarks/label_wording.py outputs/cold_start-w2/l1-self-train-reshape-even-hops/round-2/labels.jsonl
+
+``--phrases-only`` compares the readings without the schema words appended to them (the labels,
+types and keys the query names: "… movie directed by person").
 """
 
 from __future__ import annotations
@@ -77,6 +80,11 @@ def main() -> None:
     parser.add_argument("labels", type=Path)
     parser.add_argument("--readings", type=int, default=8, help="Readings of each query compared.")
     parser.add_argument(
+        "--phrases-only",
+        action="store_true",
+        help="Readings without the schema words of the labels, types and keys the query names.",
+    )
+    parser.add_argument(
         "--per-hop", type=int, default=None, help="The file's first N questions of each hop (default: all)."
     )
     parser.add_argument("--margin", type=float, default=1.0)
@@ -113,7 +121,7 @@ def main() -> None:
                 found = {normalize_name(str(n["name"])) for n in store.nodes_by_id(ids)} if ids else set()
                 right.append(bool(found & gold))
                 returns.append(bool(ids))
-                texts.append(query_wordings(pattern, q["cypher"], names, args.readings))
+                texts.append(query_wordings(pattern, q["cypher"], names, args.readings, not args.phrases_only))
             vectors = embed([row["question"], *(t for ts in texts for t in ts)])
             question, rest = vectors[0], iter(vectors[1:])
             for ts in texts:
@@ -140,7 +148,7 @@ def main() -> None:
                 # over every candidate around the anchors, not only L1's five (candidate_wording.py)
                 refs = [AnchorRef(a["id"], tuple(a["labels"])) for a in row["anchors"]]
                 candidates = list(enumerator.all_patterns(refs, 3).candidates.values())
-                ctexts = [query_wordings(c, render(c), names, args.readings) for c in candidates]
+                ctexts = [query_wordings(c, render(c), names, args.readings, not args.phrases_only) for c in candidates]
                 csims = closest_readings(embed, row["question"], ctexts)
                 index = len(right)
                 for c in sorted(range(len(candidates)), key=lambda c: -csims[c]):

@@ -391,3 +391,32 @@ def test_a_label_file_is_decided_again_under_other_settings_without_asking_l1(de
     notes.clear()
     label_file(again.pipeline, again.config, [("q1", row.question)], path, 1, notes.append, again.embed)
     assert not notes and [r.cypher for r in read_rows(path)] == [render(long)]
+
+
+def test_the_wording_check_can_compare_the_phrases_alone(demo_store, settings, embedder, tmp_path):
+    """``wording_schema_words: false`` compares the verbaliser's phrases without the words of the
+    labels and types the query names; rows decided before the setting existed count as decided
+    with it at its old value (true), so they are not decided again."""
+    from graphraft.synthesis.verbalise import Verbaliser, words_of
+    from graphraft.training.self_training import label_file, query_wordings
+
+    row, _, long = _two_queries_row(demo_store)
+    names = {a.id: a.mention for a in row.anchors}
+    phrases = Verbaliser().phrases_for(long, "Heron Press")[:8]
+    schema = " ".join(words_of(long.steps[0].type))
+    assert query_wordings(long, render(long), names, 8, schema_words=False) == phrases
+    assert all(schema in text for text in query_wordings(long, render(long), names, 8))
+    default = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    alone = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    alone.settings = alone.settings.model_copy(update={"wording_schema_words": False})
+    with_words, without = default.decide(row).source, alone.decide(row).source
+    assert without["decided"]["wording_schema_words"] is False and with_words["decided"]["wording_schema_words"]
+    assert without["wording"] != with_words["wording"]
+    # a row decided before the setting existed, under today's defaults: left as it is
+    old = default.decide(row)
+    old.source["decided"].pop("wording_schema_words")
+    path = tmp_path / "labels.jsonl"
+    path.write_text(old.to_json() + "\n")
+    notes = []
+    label_file(default.pipeline, default.config, [("q1", row.question)], path, 1, notes.append, default.embed)
+    assert not notes and path.read_text() == old.to_json() + "\n"

@@ -87,15 +87,19 @@ def query_wording(structure: Pattern | Query | None, cypher: str, names: dict[st
     return query_wordings(structure, cypher, names, readings=1)[0]
 
 
-def query_wordings(structure: Pattern | Query | None, cypher: str, names: dict[str, str], readings: int) -> list[str]:
+def query_wordings(
+    structure: Pattern | Query | None, cypher: str, names: dict[str, str], readings: int, schema_words: bool = True
+) -> list[str]:
     """``query_wording`` with the path in each of its first ``readings`` readings (the verbaliser's
-    phrases: "the movies directed by X", "the movies X directed", ...)."""
+    phrases: "the movies directed by X", "the movies X directed", ...); ``schema_words=False``
+    leaves out the words of the labels, types and keys it names (the phrases alone)."""
     pattern = structure.pattern if isinstance(structure, Query) else structure
     phrases = [""]
     if isinstance(pattern, Pattern) and pattern.steps and pattern.target and not pattern.anchor.is_label_root:
         other = names.get(pattern.end_anchor.id, "") if pattern.end_anchor is not None else None
         phrases = Verbaliser().phrases_for(pattern, names.get(pattern.anchor.id, ""), other)[:readings]
     named = " ".join(" ".join(words_of(name)) for name in dict.fromkeys(_NAMES.findall(cypher)) if name != "id")
+    named = named if schema_words or phrases == [""] else ""
     return [" ".join(part for part in (phrase, named) if part) for phrase in phrases]
 
 
@@ -130,7 +134,8 @@ class Labeller:
     @property
     def decisions(self) -> dict[str, Any]:
         """The settings a label is decided by (a row decided by others is decided again)."""
-        return {key: getattr(self.settings, key) for key in ("margin", "wording_slack", "relabel")}
+        keys = ("margin", "wording_slack", "relabel", "wording_schema_words")
+        return {key: getattr(self.settings, key) for key in keys}
 
     def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
         for start in range(0, len(questions), batch):
@@ -240,7 +245,8 @@ class Labeller:
     def _similarity(self, row: SynthesisRow, written, structures) -> list[float]:
         """Each query's closest reading to the question (MiniLM cosine similarity)."""
         names = {a.id: a.mention for a in row.anchors}
-        texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS) for q, s in zip(written, structures)]
+        words = self.settings.wording_schema_words
+        texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS, words) for q, s in zip(written, structures)]
         return closest_readings(self.embed, row.question, texts)
 
     def _longer(self, written, structures, similarity: list[float]) -> int | None:
@@ -540,7 +546,14 @@ def _decided_otherwise(row: SynthesisRow, decisions: dict[str, Any]) -> bool:
     """A row that keeps L1's queries, decided under other settings than ``decisions`` (or before
     the settings were recorded)."""
     source = row.source or {}
-    return bool(source.get("queries")) and source.get("decided") != decisions
+    decided = source.get("decided")
+    # a setting added later counts at its old value in the rows decided before it existed
+    recorded = {**DECIDED_BEFORE, **decided} if decided is not None else None
+    return bool(source.get("queries")) and recorded != decisions
+
+
+#: decisions' settings added after label files were written, at the value they were decided by
+DECIDED_BEFORE = {"wording_schema_words": True}
 
 
 def _pipeline(config: TrainConfig):
