@@ -8,7 +8,7 @@ reading, and the best of its first ``--readings`` readings (the verbaliser's phr
 with the question by MiniLM. The policies, per hop: how many labels each keeps and how many of
 those return a right answer:
 
-- ``labelled``: the file's own outcome (margin, runs, wording by the first reading);
+- ``labelled``: the file's own outcome (its label: L1's top query, or relabel's choice);
 - ``margin``: the top query where it runs and beats the second by the margin, no wording check;
 - ``first`` / ``readings``: ``margin``, dropping a label another query reads closer to by more than
   the slack (first reading: what the labeller does; best reading);
@@ -134,7 +134,10 @@ def main() -> None:
             longer = closest is not None and hops[closest] > hops[0] and best[closest] > best[0]
             ahead = closest is not None and best[closest] - best[0] > args.slack
             chosen = {
-                "labelled": 0 if row["status"] == "ok" else None,
+                # the row's own label: L1's top query, or the one relabel chose
+                "labelled": next((i for i, q in enumerate(queries) if q["cypher"] == row["cypher"]), None)
+                if row["status"] == "ok"
+                else None,
                 "margin": 0 if sure else None,
                 "first": 0 if sure and max(first[1:], default=-1) - first[0] <= args.slack else None,
                 "readings": 0 if sure and max(best[1:], default=-1) - best[0] <= args.slack else None,
