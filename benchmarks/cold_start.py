@@ -162,6 +162,23 @@ def self_train_name(reshape: bool, args) -> str:
     return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
 
 
+def round_one_labels(args, output_dir: Path) -> Path | None:
+    """Another variant's round-1 label file from the generated-only L1, whose rows keep L1's
+    queries (the plain variants' files from before may not: taken only by a variant decided as
+    they were, relabel none with the schema words)."""
+    from graphraft.training.self_training import LABELS
+
+    plain = args.relabel == "none" and not args.phrases_only
+    for path in sorted(args.out.glob(f"l1-self-train*/round-1/{LABELS}")):
+        if path.parent.parent == output_dir or "-from-real" in path.parent.parent.name:
+            continue
+        with path.open(encoding="utf-8") as lines:
+            first = json.loads(next(lines, "{}") or "{}")
+        if plain or (first.get("source") or {}).get("queries"):
+            return path
+    return None
+
+
 def self_train_variant(
     settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False, real: Path | None = None
 ) -> dict:
@@ -183,15 +200,14 @@ def self_train_variant(
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
-    made = [args.out / name / "round-1" / LABELS for name in ("l1-self-train", "l1-self-train-reshape")]
-    made = [path for path in made if path.exists() and path.parent.parent != output_dir]
-    # labels as the plain variant's
-    same_start = args.relabel == "none" and not args.self_train_start and not args.phrases_only
-    if reshape and made and same_start and not (output_dir / "round-1" / LABELS).exists():
-        # round 1 labels with the same adapter and settings either way: the same labels (the
-        # labelling is deterministic), copied rather than made again (25-60 min on 2 cores)
-        (output_dir / "round-1").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(made[0], output_dir / "round-1" / LABELS)
+    mine = output_dir / "round-1" / LABELS
+    if not args.self_train_start and not mine.exists() and (made := round_one_labels(args, output_dir)):
+        # round 1 labels with the same adapter (the generated-only L1) in every variant, and the
+        # labelling is deterministic: another variant's label file is copied rather than made again
+        # (25-60 min on 2 cores); its rows keep every query L1 wrote, so self-training decides them
+        # again under this variant's settings (relabel, wording) without asking L1
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(made, mine)
     if args.smoke:
         overrides.update(base_model="tiny-random", validation_examples=8, batch_size=4)
     config = TrainConfig.from_yaml(Path("training/l1_cpu.yaml"), **overrides)
