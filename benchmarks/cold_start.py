@@ -173,7 +173,7 @@ def round_one_labels(args, output_dir: Path) -> Path | None:
         if path.parent.parent == output_dir or "-from-real" in path.parent.parent.name:
             continue
         with path.open(encoding="utf-8") as lines:
-            first = json.loads(next(lines, "{}") or "{}")
+            first = json.loads(next(lines, "").strip() or "{}")
         if plain or (first.get("source") or {}).get("queries"):
             return path
     return None

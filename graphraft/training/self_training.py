@@ -545,15 +545,14 @@ def label_file(
 def _decided_otherwise(row: SynthesisRow, decisions: dict[str, Any]) -> bool:
     """A row that keeps L1's queries, decided under other settings than ``decisions`` (or before
     the settings were recorded)."""
+    from graphraft.training.trainer import ADDED_LATER
+
     source = row.source or {}
     decided = source.get("decided")
-    # a setting added later counts at its old value in the rows decided before it existed
-    recorded = {**DECIDED_BEFORE, **decided} if decided is not None else None
-    return bool(source.get("queries")) and recorded != decisions
-
-
-#: decisions' settings added after label files were written, at the value they were decided by
-DECIDED_BEFORE = {"wording_schema_words": True}
+    if decided is not None:  # a setting added later counts at its old value in the rows decided before it
+        earlier = {key: old for (part, key), old in ADDED_LATER.items() if part == "self_train" and key in decisions}
+        decided = {**earlier, **decided}
+    return bool(source.get("queries")) and decided != decisions
 
 
 def _pipeline(config: TrainConfig):

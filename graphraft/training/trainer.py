@@ -363,7 +363,8 @@ def _reporter(notify, judge, tokenizer, history):
 
 
 #: settings added after adapters were trained, at the value that trains as before: left out of
-#: the digest there, so an adapter trained before the setting existed is still reused
+#: the digest there, so an adapter trained before the setting existed is still reused (and a
+#: self-training label row decided before it counts as decided at that value: not decided again)
 ADDED_LATER = {
     ("self_train", "reshape"): False,
     ("self_train", "reshape_hops"): True,
