@@ -24,7 +24,9 @@ questions is used: the file holds their text.
 generated questions again in the shapes its kept labels ask (rows "prior re-estimated"). Its round 1
 labels with the same adapter and settings, so it takes the plain variant's round-1 labels when they
 exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself); ``--reshape-hops
-even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each.
+even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each;
+``--reshape-types even`` spreads each path's labels and directions evenly over the relationship
+types the labels used there (folder suffix ``-even-types``).
 ``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
 ``--phrases-only`` compares the verbaliser's phrases alone in the wording check
@@ -156,7 +158,9 @@ def unlabelled_questions(dataset: str, per_hop: int, out: Path) -> Path:
 
 def self_train_name(reshape: bool, args) -> str:
     """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
-    name = "self-train" + ("-reshape" + ("-even-hops" if args.reshape_hops == "even" else "") if reshape else "")
+    even = "-even-hops" if args.reshape_hops == "even" else ""
+    even += "-even-types" if args.reshape_types == "even" else ""
+    name = "self-train" + ("-reshape" + even if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
     name += "-phrases" if args.phrases_only else ""
     return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
@@ -197,6 +201,7 @@ def self_train_variant(
         "self_train.rounds": args.rounds,
         "self_train.reshape": reshape,
         "self_train.reshape_hops": not even,
+        "self_train.reshape_types": not (reshape and args.reshape_types == "even"),
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
@@ -282,6 +287,13 @@ def main() -> None:
         help="The reshaped questions' hop lengths: the labels' shares, or equal (l1-self-train-reshape-even-hops).",
     )
     parser.add_argument(
+        "--reshape-types",
+        choices=("labels", "even"),
+        default="labels",
+        help="The reshaped questions' relationship types: the labels' shares, or even over the types the labels "
+        "used for each path's labels and directions (folder -even-types).",
+    )
+    parser.add_argument(
         "--relabel",
         choices=("none", "longer", "longer-unsure"),
         default="none",
@@ -364,6 +376,7 @@ def main() -> None:
                     continue
                 trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
+                even += " (types even)" if args.reshape_types == "even" else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
                 prior += ", phrases alone" if args.phrases_only else ""

@@ -98,6 +98,48 @@ def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_s
         generate(demo_store, tmp_path, "none.jsonl", count=6, shape_prior=empty)
 
 
+def test_a_prior_without_types_spreads_a_path_over_the_types_its_labels_used(store, tmp_path):
+    """`prior_types` false: the labels (L1's own) say how often a path's labels and directions are
+    asked, not which relationship type: the types the labels used for it come up evenly."""
+    films = [NodeRecord(f"f{i}", ("Film",), {"name": f"Film Number {i}"}) for i in range(12)]
+    people = [NodeRecord(f"p{i}", ("Person",), {"name": f"Person Number {i}"}) for i in range(12)]
+    links = [RelationshipRecord(f"f{i}", f"p{i}", "DIRECTED_BY") for i in range(12)]
+    links += [RelationshipRecord(f"f{i}", f"p{(i + 1) % 12}", "STARRED") for i in range(12)]
+    load_graph(store, films + people, links)
+    plain, _ = generate(store, tmp_path, "plain.jsonl", count=24, seed=0, max_hops=1, bridge_share=0.0)
+    shape = lambda row: Pattern.from_dict(row["pattern"]).shape  # noqa: E731
+    forward = {
+        t: next(r for r in plain if shape(r) == f"(:Film)-[:{t}]->(*:Person)") for t in ("DIRECTED_BY", "STARRED")
+    }
+    prior = tmp_path / "labels.jsonl"  # the director's type asked ten times as often as the other
+    prior.write_text("".join(json.dumps(r) + "\n" for r in [forward["DIRECTED_BY"]] * 10 + [forward["STARRED"]]))
+    asked = {}
+    for types in (True, False):
+        rows, _ = generate(
+            store,
+            tmp_path,
+            f"types-{types}.jsonl",
+            count=24,
+            seed=0,
+            max_hops=1,
+            bridge_share=0.0,
+            shape_prior=prior,
+            prior_types=types,
+        )
+        asked[types] = Counter(
+            s["type"] for r in rows if r["pattern"]["steps"][0]["outgoing"] for s in r["pattern"]["steps"]
+        )
+    assert asked[True]["DIRECTED_BY"] > 3 * asked[True]["STARRED"]  # weights 11 and 2
+    assert asked[False]["DIRECTED_BY"] > 3  # weights 6.5 and 6.5: even
+    assert abs(asked[False]["DIRECTED_BY"] - asked[False]["STARRED"]) <= 1
+    assert sum(asked[False].values()) == sum(asked[True].values())  # the path as often either way
+    assert (
+        GenerationConfig(shape_prior=prior, prior_types=False).fingerprint()
+        != GenerationConfig(shape_prior=prior).fingerprint()
+    )
+    assert "prior_types" not in GenerationConfig(shape_prior=prior).fingerprint()  # the default, as before
+
+
 def test_without_lemminflect_the_passive_phrases_stay(monkeypatch):
     from graphraft.synthesis import verbalise
 

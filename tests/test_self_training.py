@@ -188,10 +188,19 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
     err = capsys.readouterr().err
     assert "making" not in err and "labelling" not in err and "round 1: trained before, reused" in err
     assert again["rounds"] == report["rounds"]
+    # reshape_types false reaches the generator: the types spread (ShapePrior.skeleton_weight)
+    from graphraft.config import Settings
+    from graphraft.training.self_training import reshaped_data
+
+    assert "prior_types" not in read_meta(tmp_path / "run" / "round-1" / "generated.jsonl")  # the default
+    spread = cfg.model_copy(update={"self_train": cfg.self_train.model_copy(update={"reshape_types": False})})
+    data = reshaped_data(spread, Settings(), tmp_path / "run" / "round-1" / "labels.jsonl", tmp_path / "spread", print)
+    assert read_meta(data[-1].path)["prior_types"] is False and read_usable(data[-1].path)
 
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
-    """An adapter trained before `reshape` (`reshape_hops`, `relabel`, `wording_schema_words`) existed is reused
+    """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`) existed
+    is reused
     (its digest had no such key);
     turning it on, or any other setting, is other training."""
     import hashlib
@@ -202,11 +211,12 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
     )
     before = base.model_dump(mode="json")
-    for key in ("reshape", "reshape_hops", "relabel", "wording_schema_words"):
+    for key in ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
-    for changed in ({"reshape": True}, {"reshape_hops": False}, {"relabel": "longer"}, {"wording_schema_words": False}):
+    changes = ({"reshape": True}, {"reshape_hops": False}, {"reshape_types": False}, {"relabel": "longer"})
+    for changed in (*changes, {"wording_schema_words": False}):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
         assert config_digest(on, round_count=True) != legacy
     assert config_digest(base.model_copy(update={"epochs": 2.0}), round_count=True) != legacy

@@ -10,9 +10,11 @@ target is one of the candidates `ask` enumerates around its anchor."""
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +77,21 @@ class GenerationConfig(SynthesisConfig):
         description="--from-graph: with a shape prior, hop lengths in its proportions too (false: equal shares "
         "per hop length, the prior choosing the shapes within each).",
     )
+    # labels L1 made itself copy its first mapping of words to relationship types (on MetaQA,
+    # "who acted in [movie]" labelled with the director's type from round 1 on): types in the
+    # labels' proportions teach it again what it already confuses
+    prior_types: bool = Field(
+        True,
+        description="--from-graph: with a shape prior, relationship types in its proportions too (false: each "
+        "path's labels and directions as often as the prior asks, spread evenly over the types it used there).",
+    )
 
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
         data["phrases"] = str(self.phrases) if self.phrases else None
-        if self.prior_hops:
-            data.pop("prior_hops")  # the default, as in files written before the option
+        for default in ("prior_hops", "prior_types"):
+            if data[default]:
+                data.pop(default)  # the default, as in files written before the option
         if self.shape_prior is None:
             data.pop("shape_prior")  # the default, as in files written before the option
         else:
@@ -107,8 +118,27 @@ class ShapePrior:
         anchored = Counter(label for p in patterns for label in p.anchor.labels)
         return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns}, anchored)
 
-    def weight(self, shape: str) -> int:
+    def weight(self, shape: str) -> float:
         return self.counts.get(shape, 0) + 1
+
+    def skeleton_weight(self, shape: str) -> float:
+        """``weight`` with the types spread: the count of the shape's skeleton (its labels and
+        directions, ``skeleton``) shared evenly by the shapes of it that were asked, smoothed; a
+        shape never asked gets the smoothing alone, as in ``weight``."""
+        return self._spread.get(shape, 0) + 1
+
+    @cached_property
+    def _spread(self) -> dict[str, float]:
+        skeletons: dict[str, list[str]] = {}
+        for shape in self.counts:
+            skeletons.setdefault(self.skeleton(shape), []).append(shape)
+        return {shape: sum(self.counts[s] for s in same) / len(same) for same in skeletons.values() for shape in same}
+
+    @staticmethod
+    def skeleton(shape: str) -> str:
+        """A shape without its relationship types: ``(:Movie)-[:DIRECTED_BY]->(*:Person)`` ->
+        ``(:Movie)-[]->(*:Person)``."""
+        return re.sub(r"\[:[^\]]*\]", "[]", shape)
 
     def label_weight(self, label: str) -> int:
         """How often questions start from a node of ``label``, smoothed (anchors are drawn so)."""
@@ -232,7 +262,9 @@ class GraphQuestionGenerator:
         quota["bridge"] = bridges
         names = dict((ref.id, name) for ref, name in anchors)
         shapes: Counter = Counter()
-        weight = prior.weight if prior is not None else (lambda shape: 1)
+        weight = lambda shape: 1  # noqa: E731 - no prior: every shape alike
+        if prior is not None:
+            weight = prior.weight if cfg.prior_types else prior.skeleton_weight
         used: set[str] = set()
         plans: list[Plan | LanguagePlan] = list(language)
         with (progress or SilentProgress()).task("planning", count) as task:

@@ -81,6 +81,14 @@ class SelfTrainSettings(BaseModel):
         description="With reshape, hop lengths in the labels' proportions too (false: equal shares per hop "
         "length; the labels choose the shapes within each).",
     )
+    # L1's own labels copy its first mapping of words to relationship types (on MetaQA, "who
+    # acted in [movie]" labelled with the director's type from round 1 on, 112 to 8 in round 1):
+    # their type shares would teach it again what it confuses
+    reshape_types: bool = Field(
+        True,
+        description="With reshape, relationship types in the labels' proportions too (false: each path's labels "
+        "and directions as often as the labels ask, spread evenly over the types the labels used there).",
+    )
     # the readings compared with the question end with the schema words of what the query names
     # ("... movie directed by person"); on 600 labels of MetaQA's training questions, leaving them
     # out made the wording pick righter longer queries (benchmarks/label_wording.py --phrases-only)

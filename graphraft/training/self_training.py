@@ -459,7 +459,11 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
     # training rows fill the share, and a few for validation however small the share
     count = math.ceil(share * config.max_train_examples / 0.9) + 10
     fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
-    prior = {"shape_prior": labels, "prior_hops": config.self_train.reshape_hops}
+    prior = {
+        "shape_prior": labels,
+        "prior_hops": config.self_train.reshape_hops,
+        "prior_types": config.self_train.reshape_types,
+    }
     generation = GenerationConfig(**{**fields, "count": count, **prior})
     data = reshaped_sources(config, folder)
     output = data[-1].path

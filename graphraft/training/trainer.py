@@ -368,6 +368,7 @@ def _reporter(notify, judge, tokenizer, history):
 ADDED_LATER = {
     ("self_train", "reshape"): False,
     ("self_train", "reshape_hops"): True,
+    ("self_train", "reshape_types"): True,
     ("self_train", "relabel"): "none",
     ("self_train", "wording_schema_words"): True,
 }
