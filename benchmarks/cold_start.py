@@ -295,7 +295,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--relabel",
-        choices=("none", "longer", "longer-unsure"),
+        choices=("none", "longer", "longer-unsure", "closest"),
         default="none",
         help="Self-training's relabel policy (--self-train-relabel; a folder of its own).",
     )

@@ -336,9 +336,10 @@ def _labeller_on(store, settings, embedder, tmp_path, relabel: str):
     return Labeller(SimpleNamespace(store=store, settings=settings, close=lambda: None), cfg, embedder.embed)
 
 
-def _two_queries_row(store):
+def _two_queries_row(store, same_length: bool = False):
     """A row as labelling writes it: L1 sure of a 1-hop query (by 2.5 nats) over a 2-hop one from
-    the same anchor that returns something, the question worded as the 2-hop one reads."""
+    the same anchor that returns something (``same_length``: a 1-hop one through another type),
+    the question worded as the other one reads."""
     from graphraft.synthesis.enumeration import PatternEnumerator
     from graphraft.synthesis.rows import AnchorRow
     from graphraft.synthesis.verbalise import Verbaliser
@@ -354,7 +355,12 @@ def _two_queries_row(store):
     )
     candidates = PatternEnumerator(store).all_patterns([anchor.ref], 2).candidates
     short = next(p for p in candidates.values() if len(p.steps) == 1)
-    long = next(p for p in candidates.values() if len(p.steps) == 2 and store.read(executable(p, store)))
+    hops = 1 if same_length else 2
+    long = next(
+        p
+        for p in candidates.values()
+        if len(p.steps) == hops and p.steps[0].type != short.steps[0].type and store.read(executable(p, store))
+    )
     question = "which are " + Verbaliser().phrases_for(long, anchor.mention)[0]
     written = [
         {"cypher": render(short), "score": -0.5, "pattern": short.to_dict()},
@@ -365,16 +371,16 @@ def _two_queries_row(store):
     return row.model_copy(update={"anchors": [anchor]}), short, long
 
 
-@pytest.mark.parametrize("relabel", ["none", "longer", "longer-unsure"])
+@pytest.mark.parametrize("relabel", ["none", "longer", "longer-unsure", "closest"])
 def test_relabel_takes_the_longer_query_that_reads_closer(demo_store, settings, embedder, tmp_path, relabel):
-    """L1 leans to short queries: with ``relabel: longer`` a longer query it wrote that reads
-    closer to the question and returns something becomes the label, sure or not; with
+    """L1 leans to short queries: with ``relabel: longer`` (and ``closest``) a longer query it wrote
+    that reads closer to the question and returns something becomes the label, sure or not; with
     ``longer-unsure`` only where L1 is not sure of its top query; with none, the top query."""
     row, short, long = _two_queries_row(demo_store)
     decided = _labeller_on(demo_store, settings, embedder, tmp_path, relabel).decide(row)
     assert decided.usable and decided.source["wording"] < decided.source["closest_other"]
     assert decided.source["decided"]["relabel"] == relabel
-    if relabel == "longer":
+    if relabel in ("longer", "closest"):
         assert decided.cypher == render(long) and decided.pattern == long.to_dict() and decided.hops == 2
         assert decided.source["relabelled"]["from"] == render(short)
         returned = {r["id"] for r in demo_store.read(executable(long, demo_store))}
@@ -382,6 +388,21 @@ def test_relabel_takes_the_longer_query_that_reads_closer(demo_store, settings, 
     else:  # L1 was sure of its top query (margin 2.5 >= 1)
         assert decided.cypher == render(short) and decided.hops == 1 and "relabelled" not in decided.source
         assert decided.hits == len({r["id"] for r in demo_store.read(executable(short, demo_store))})
+
+
+@pytest.mark.parametrize("relabel", ["longer", "closest"])
+def test_relabel_closest_takes_a_query_as_long_through_other_types(demo_store, settings, embedder, tmp_path, relabel):
+    """L1's top query copies its confusions of relationship types: ``relabel: closest`` labels
+    with another query as long that reads closer (and returns something); ``longer`` does not."""
+    row, short, other = _two_queries_row(demo_store, same_length=True)
+    assert other.hops == short.hops == 1 and other.steps[0].type != short.steps[0].type
+    decided = _labeller_on(demo_store, settings, embedder, tmp_path, relabel).decide(row)
+    assert decided.usable and decided.source["wording"] < decided.source["closest_other"]
+    if relabel == "closest":
+        assert decided.cypher == render(other) and decided.hops == 1
+        assert decided.source["relabelled"]["why"].startswith("another query as long (1 -> 1 hops)")
+    else:
+        assert decided.cypher == render(short) and "relabelled" not in decided.source
 
 
 def test_a_label_file_is_decided_again_under_other_settings_without_asking_l1(demo_store, settings, embedder, tmp_path):

@@ -17,7 +17,8 @@ and keeps a label only when
 
 With ``relabel: longer`` a question is labelled instead with the query L1 wrote that reads
 closest to it, where that one returns something, is longer than the top query and reads closer
-(L1 leans to short queries; ``longer-unsure``: only where L1 is not sure). A label is decided from
+(L1 leans to short queries; ``longer-unsure``: only where L1 is not sure; ``closest``: longer or as
+long, another choice of relationship types where L1's top query copies its confusions). A label is decided from
 what its row keeps of L1's queries (``Labeller.decide``), so a rerun with other settings decides
 the rows again without asking L1 again.
 
@@ -193,13 +194,15 @@ class Labeller:
                     f"another query reads closer to the question ({similarity[closest]:.2f} vs "
                     f"{similarity[0]:.2f}): {written[closest]['cypher']}"
                 )
-            if self.settings.relabel == "longer" or (self.settings.relabel == "longer-unsure" and not sure):
-                longer = self._longer(written, structures, similarity)
+            relabel = self.settings.relabel
+            if relabel in ("longer", "closest") or (relabel == "longer-unsure" and not sure):
+                longer = self._longer(written, structures, similarity, same_length=relabel == "closest")
                 if longer is not None:
                     hops = (hops_of(structures[0]), hops_of(structures[longer]))
+                    which = "a longer query" if hops[1] > hops[0] else "another query as long"
                     source["relabelled"] = {
                         "from": written[0]["cypher"],
-                        "why": f"a longer query ({hops[0]} -> {hops[1]} hops) reads closer to the question "
+                        "why": f"{which} ({hops[0]} -> {hops[1]} hops) reads closer to the question "
                         f"({similarity[longer]:.2f} vs {similarity[0]:.2f})",
                     }
                     chosen, reason = longer, None
@@ -249,21 +252,23 @@ class Labeller:
         texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS, words) for q, s in zip(written, structures)]
         return closest_readings(self.embed, row.question, texts)
 
-    def _longer(self, written, structures, similarity: list[float]) -> int | None:
+    def _longer(self, written, structures, similarity: list[float], same_length: bool = False) -> int | None:
         hops = [hops_of(s) for s in structures]
-        return longer_query(similarity, hops, lambda i: self._ran(written[i], structures[i]) is None)
+        return longer_query(similarity, hops, lambda i: self._ran(written[i], structures[i]) is None, same_length)
 
 
-def longer_query(similarity: list[float], hops: list[int], returns: Callable[[int], bool]) -> int | None:
+def longer_query(
+    similarity: list[float], hops: list[int], returns: Callable[[int], bool], same_length: bool = False
+) -> int | None:
     """``relabel: longer``'s choice among the queries L1 wrote (best first): the one that reads
     closest to the question (``similarity``) of those that return something (``returns(i)``, asked
-    closest first), where it is longer than the top one and reads closer than it; None: the top
-    query stands."""
+    closest first), where it is longer than the top one (``same_length``: or as long, ``relabel:
+    closest``) and reads closer than it; None: the top query stands."""
     for i in sorted(range(1, len(similarity)), key=lambda i: -similarity[i]):
         if similarity[i] <= similarity[0]:
             return None  # the top query reads closest of those that could be chosen
         if returns(i):
-            return i if hops[i] > hops[0] else None
+            return i if hops[i] > hops[0] or (same_length and hops[i] == hops[0]) else None
     return None
 
 
