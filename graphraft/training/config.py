@@ -70,7 +70,7 @@ class SelfTrainSettings(BaseModel):
     # often the right one (benchmarks/label_wording.py)
     # and of the queries of one length, L1's top one copies its confusions of relationship types
     # (its director for "who acted in [movie]"): on 450 of MetaQA's round-3 labels, the closest-reading
-    # query at least as long as the top one was right for 347 where the label was for 332
+    # query as long as the label (the phrases alone compared) was right for 347 where the label was for 332
     relabel: Literal["none", "longer", "longer-unsure", "closest"] = Field(
         "none",
         description="longer: label a question with the query L1 wrote that reads closest to it (of those that "
