@@ -20,6 +20,9 @@ those return a right answer:
 - ``switch+slack``: ``margin``, but the ``closest`` query instead (of any length) where it reads closer
   by more than the slack: what the wording check drops, taken instead;
 - ``longer-unsure``: ``longer``, only where the top query is not sure (by the margin);
+- ``as-long`` (``relabel: closest``): ``longer``, the closest also where it is as long as the top one
+  (another choice of types); ``as-long-unsure``: only where not sure; ``as-long+longer-unsure``: the
+  closest where it is as long, sure or not, and where it is longer only where not sure;
 - with ``--candidates``, over every candidate around the anchors (as `ask` enumerates them), not only
   L1's queries: ``closest-all``, the closest-reading candidate that returns something; ``longer-all``
   (``-unsure``), ``margin``, but that candidate where it is longer than L1's top query and reads closer.
@@ -57,6 +60,9 @@ POLICIES = (
     "longer+slack",
     "switch+slack",
     "longer-unsure",
+    "as-long",
+    "as-long-unsure",
+    "as-long+longer-unsure",
     "closest-all",
     "longer-all",
     "longer-all-unsure",
@@ -133,6 +139,7 @@ def main() -> None:
             closest = max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None)
             longer = closest is not None and hops[closest] > hops[0] and best[closest] > best[0]
             ahead = closest is not None and best[closest] - best[0] > args.slack
+            as_long = closest is not None and hops[closest] >= hops[0] and best[closest] > best[0] and closest != 0
             chosen = {
                 # the row's own label: L1's top query, or the one relabel chose
                 "labelled": next((i for i, q in enumerate(queries) if q["cypher"] == row["cypher"]), None)
@@ -146,6 +153,11 @@ def main() -> None:
                 "longer+slack": closest if longer and ahead else (0 if sure else None),
                 "switch+slack": closest if ahead else (0 if sure else None),
                 "longer-unsure": closest if longer and not sure else (0 if sure else None),
+                "as-long": closest if as_long else (0 if sure else None),
+                "as-long-unsure": closest if as_long and not sure else (0 if sure else None),
+                "as-long+longer-unsure": closest
+                if (as_long and not longer) or (longer and not sure)
+                else (0 if sure else None),
             }
             if args.candidates:
                 # over every candidate around the anchors, not only L1's five (candidate_wording.py)
