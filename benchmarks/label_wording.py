@@ -139,7 +139,7 @@ def main() -> None:
             closest = max((i for i in range(len(queries)) if returns[i]), key=best.__getitem__, default=None)
             longer = closest is not None and hops[closest] > hops[0] and best[closest] > best[0]
             ahead = closest is not None and best[closest] - best[0] > args.slack
-            as_long = closest is not None and hops[closest] >= hops[0] and best[closest] > best[0] and closest != 0
+            as_long = closest is not None and hops[closest] >= hops[0] and best[closest] > best[0]
             chosen = {
                 # the row's own label: L1's top query, or the one relabel chose
                 "labelled": next((i for i, q in enumerate(queries) if q["cypher"] == row["cypher"]), None)

@@ -200,9 +200,7 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
     """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`) existed
-    is reused
-    (its digest had no such key);
-    turning it on, or any other setting, is other training."""
+    is reused (its digest had no such key); turning it on, or any other setting, is other training."""
     import hashlib
 
     from graphraft.training.trainer import config_digest
@@ -355,12 +353,11 @@ def _two_queries_row(store, same_length: bool = False):
     )
     candidates = PatternEnumerator(store).all_patterns([anchor.ref], 2).candidates
     short = next(p for p in candidates.values() if len(p.steps) == 1)
-    hops = 1 if same_length else 2
-    long = next(
-        p
-        for p in candidates.values()
-        if len(p.steps) == hops and p.steps[0].type != short.steps[0].type and store.read(executable(p, store))
-    )
+    if same_length:
+        others = (p for p in candidates.values() if len(p.steps) == 1 and p.steps[0].type != short.steps[0].type)
+    else:
+        others = (p for p in candidates.values() if len(p.steps) == 2)
+    long = next(p for p in others if store.read(executable(p, store)))
     question = "which are " + Verbaliser().phrases_for(long, anchor.mention)[0]
     written = [
         {"cypher": render(short), "score": -0.5, "pattern": short.to_dict()},
