@@ -31,6 +31,11 @@ types the labels used there (folder suffix ``-even-types``).
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
 ``--phrases-only`` compares the verbaliser's phrases alone in the wording check
 (``--no-self-train-wording-schema-words``; folder suffix ``-phrases``).
+``--wording-center`` decides the labels on each query's similarity to the question less its shape's
+mean over the round, at slack 0 (``--self-train-wording-center --self-train-wording-slack 0``;
+folder suffix ``-centered``). ``--continue-from OUT/l1-VARIANT/round-N`` starts self-training from
+that round's L1 instead of round 0's, its round 1 deciding again the labels that L1 wrote for round
+N+1 when they are there (folder suffix ``-after-VARIANT-round-N``): another policy from a later round.
 ``--self-train-start 0.01`` self-trains the L1 of that real-pair row instead of the generated-only
 one, its real pairs kept in every round's data at the same share (folder suffix ``-from-real-0.01``):
 what self-training adds to a few labelled pairs.
@@ -162,7 +167,10 @@ def self_train_name(reshape: bool, args) -> str:
     even += "-even-types" if args.reshape_types == "even" else ""
     name = "self-train" + ("-reshape" + even if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
+    name += "-centered" if args.wording_center else ""
     name += "-phrases" if args.phrases_only else ""
+    if args.continue_from:
+        name += f"-after-{args.continue_from.parent.name.removeprefix('l1-')}-{args.continue_from.name}"
     return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
 
 
@@ -205,8 +213,17 @@ def self_train_variant(
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
+    if args.wording_center:
+        overrides.update({"self_train.wording_center": True, "self_train.wording_slack": 0.0})
     mine = output_dir / "round-1" / LABELS
-    if not args.self_train_start and not mine.exists() and (made := round_one_labels(args, output_dir)):
+    if args.continue_from:
+        # round N+1's labels were written by round N's L1, the one this variant starts from
+        number = int(args.continue_from.name.removeprefix("round-"))
+        written = args.continue_from.parent / f"round-{number + 1}" / LABELS
+        if written.exists() and not mine.exists():
+            mine.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(written, mine)
+    elif not args.self_train_start and not mine.exists() and (made := round_one_labels(args, output_dir)):
         # round 1 labels with the same adapter (the generated-only L1) in every variant, and the
         # labelling is deterministic: another variant's label file is copied rather than made again
         # (25-60 min on 2 cores); its rows keep every query L1 wrote, so self-training decides them
@@ -305,6 +322,17 @@ def main() -> None:
         help="The wording check without the schema words (--no-self-train-wording-schema-words; folder -phrases).",
     )
     parser.add_argument(
+        "--wording-center",
+        action="store_true",
+        help="Decide labels on each query's similarity less its shape's mean, at slack 0 (folder -centered).",
+    )
+    parser.add_argument(
+        "--continue-from",
+        type=Path,
+        help="A round folder (OUT/l1-VARIANT/round-N): self-train from its L1, deciding again the labels it "
+        "wrote for round N+1 (folder -after-VARIANT-round-N).",
+    )
+    parser.add_argument(
         "--self-train-start",
         type=float,
         default=0.0,
@@ -366,6 +394,10 @@ def main() -> None:
         parser.error(f"--self-train-start {args.self_train_start:g}: not among --fractions {args.fractions}")
     if args.self_train:
         start, real = starts[args.self_train_start]
+        if args.continue_from:
+            if not (args.continue_from / "adapter").is_dir():
+                parser.error(f"--continue-from {args.continue_from}: no adapter there (a self-training round's folder)")
+            start = args.continue_from / "adapter"
         questions = unlabelled_questions(args.dataset, args.self_train, args.out)
         kinds = (True,) if args.reshape_only else (False, True) if args.reshape else (False,)
         for reshape in kinds:
@@ -379,7 +411,9 @@ def main() -> None:
                 even += " (types even)" if args.reshape_types == "even" else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
+                prior += ", centered" if args.wording_center else ""
                 prior += ", phrases alone" if args.phrases_only else ""
+                prior += f", after {args.continue_from}" if args.continue_from else ""
                 prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
                 record(
                     f"+ self-training{prior}, round {entry['round']} "

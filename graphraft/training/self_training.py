@@ -13,7 +13,9 @@ and keeps a label only when
 3. the question's wording agrees with it: no other query L1 wrote reads closer to the question,
    by more than ``wording_slack`` (MiniLM cosine similarity between the question and each query
    put in the schema's words: its path as a noun phrase — the closest of its readings — and the
-   labels, types and keys it names).
+   labels, types and keys it names). With ``wording_center`` each query's similarity counts less
+   its shape's mean over the whole round (``Labeller.centers``): some shapes read close to every
+   question, and what tells is how much closer this question is than questions are as a rule.
 
 With ``relabel: longer`` a question is labelled instead with the query L1 wrote that reads
 closest to it, where that one returns something, is longer than the top query and reads closer
@@ -135,8 +137,13 @@ class Labeller:
     @property
     def decisions(self) -> dict[str, Any]:
         """The settings a label is decided by (a row decided by others is decided again)."""
-        keys = ("margin", "wording_slack", "relabel", "wording_schema_words")
+        keys = ("margin", "wording_slack", "relabel", "wording_schema_words", "wording_center")
         return {key: getattr(self.settings, key) for key in keys}
+
+    @property
+    def centering(self) -> bool:
+        """``wording_center`` applies: a wording check is made (an embedder and a slack)."""
+        return self.settings.wording_center and self.embed is not None and self.settings.wording_slack is not None
 
     def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
         for start in range(0, len(questions), batch):
@@ -167,10 +174,11 @@ class Labeller:
         row.timings = {"total": round(time.perf_counter() - started + answer.timings.get("total", 0.0), 5)}
         return row
 
-    def decide(self, row: SynthesisRow) -> SynthesisRow:
+    def decide(self, row: SynthesisRow, centers: dict[str, float] | None = None) -> SynthesisRow:
         """Keep, drop or (``relabel``) choose among the queries L1 wrote for ``row``'s question,
         from what the row keeps of them (``source.queries``), so that a label file can be decided
-        again under other settings without asking L1 again. A query not run before runs here."""
+        again under other settings without asking L1 again. A query not run before runs here.
+        ``centers`` (``wording_center``): each shape's mean similarity, taken from each query's."""
         source = dict(row.source or {})
         written = [dict(q) for q in source["queries"]]
         structures = [_structure(q) for q in written]
@@ -186,13 +194,17 @@ class Labeller:
         chosen = 0
         if self.embed is not None and self.settings.wording_slack is not None and len(written) > 1:
             similarity = self._similarity(row, written, structures)
+            source["similarity_words"] = self.settings.wording_schema_words
+            if centers is not None:  # how much closer than questions are to the shape as a rule
+                similarity = [s - centers.get(shape_of(t), 0.0) for s, t in zip(similarity, structures)]
             closest = max(range(1, len(similarity)), key=similarity.__getitem__)
             source["wording"] = round(similarity[0], 4)
             source["closest_other"] = round(similarity[closest], 4)
             if reason is None and similarity[closest] - similarity[0] > self.settings.wording_slack:
+                centered = ", each less its shape's mean" if centers is not None else ""
                 reason = (
                     f"another query reads closer to the question ({similarity[closest]:.2f} vs "
-                    f"{similarity[0]:.2f}): {written[closest]['cypher']}"
+                    f"{similarity[0]:.2f}{centered}): {written[closest]['cypher']}"
                 )
             relabel = self.settings.relabel
             if relabel in ("longer", "closest") or (relabel == "longer-unsure" and not sure):
@@ -246,11 +258,34 @@ class Labeller:
         return None
 
     def _similarity(self, row: SynthesisRow, written, structures) -> list[float]:
-        """Each query's closest reading to the question (MiniLM cosine similarity)."""
-        names = {a.id: a.mention for a in row.anchors}
+        """Each query's closest reading to the question (MiniLM cosine similarity, to 4 places),
+        kept in ``written`` (each query's ``similarity``) and taken from there when the row's
+        were compared with the same words (``source.similarity_words``)."""
         words = self.settings.wording_schema_words
+        if (row.source or {}).get("similarity_words") == words and all("similarity" in q for q in written):
+            return [q["similarity"] for q in written]
+        names = {a.id: a.mention for a in row.anchors}
         texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS, words) for q, s in zip(written, structures)]
-        return closest_readings(self.embed, row.question, texts)
+        similarity = [round(value, 4) for value in closest_readings(self.embed, row.question, texts)]
+        for query, value in zip(written, similarity):
+            query["similarity"] = value
+        return similarity
+
+    def centers(self, rows: list[SynthesisRow]) -> dict[str, float]:
+        """``wording_center``'s means: each shape's mean similarity to the question over every
+        query L1 wrote for ``rows`` (their similarities kept in the rows, computed where missing)."""
+        by_shape: dict[str, list[float]] = {}
+        for row in rows:
+            source = row.source or {}
+            written = source.get("queries") or []
+            if len(written) < 2:
+                continue
+            structures = [_structure(q) for q in written]
+            similarity = self._similarity(row, written, structures)
+            source["similarity_words"] = self.settings.wording_schema_words
+            for structure, value in zip(structures, similarity):
+                by_shape.setdefault(shape_of(structure), []).append(value)
+        return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
 
     def _longer(self, written, structures, similarity: list[float], same_length: bool = False) -> int | None:
         hops = [hops_of(s) for s in structures]
@@ -276,6 +311,20 @@ def _structure(written: dict[str, Any]) -> Pattern | Query | None:
     if written.get("query"):
         return Query.from_dict(written["query"])
     return Pattern.from_dict(written["pattern"]) if written.get("pattern") else None
+
+
+def shape_of(structure: Pattern | Query | None) -> str:
+    """A query without its anchors' ids and its values: the path's labels and types (and for the
+    query language, its clauses), what ``wording_center`` averages over."""
+    if structure is None:
+        return ""
+    if isinstance(structure, Query):
+        clauses = structure.to_dict()
+        clauses.pop("pattern")
+        for item in clauses.get("filters", []):
+            item.pop("value", None)
+        return structure.pattern.shape + json.dumps(clauses, sort_keys=True)
+    return structure.shape
 
 
 def hops_of(structure: Pattern | Query | None) -> int:
@@ -540,6 +589,15 @@ def label_file(
                     if count % 100 == 0:
                         notify({"note": f"round {round_}: {count:,}/{len(todo):,} labelled"})
         rows = list(read_rows(path))
+        if labeller.centering:
+            # every label depends on the whole round's similarities: all are decided again (from
+            # the similarities the rows keep)
+            notify({"note": f"round {round_}: deciding the labels, each query's similarity less its shape's mean"})
+            centers = labeller.centers(rows)
+            decided = [labeller.decide(row, centers) if (row.source or {}).get("queries") else row for row in rows]
+            if any(a.to_json() != b.to_json() for a, b in zip(decided, rows)):
+                write_atomically(path, "".join(row.to_json() + "\n" for row in decided))
+            return decided
         stale = [i for i, row in enumerate(rows) if _decided_otherwise(row, labeller.decisions)]
         if stale:
             notify({"note": f"round {round_}: deciding {len(stale):,} labels again under the current settings"})

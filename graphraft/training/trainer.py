@@ -371,6 +371,7 @@ ADDED_LATER = {
     ("self_train", "reshape_types"): True,
     ("self_train", "relabel"): "none",
     ("self_train", "wording_schema_words"): True,
+    ("self_train", "wording_center"): False,
 }
 #: settings that decide how many self-training rounds run, not what a round trains on: left out of
 #: the digest, so a rerun with more rounds (or another stopping gain) reuses the rounds trained before
