@@ -199,7 +199,8 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
 
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
-    """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`) existed
+    """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`,
+    `wording_center`) existed
     is reused (its digest had no such key); turning it on, or any other setting, is other training."""
     import hashlib
 
@@ -209,12 +210,12 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
     )
     before = base.model_dump(mode="json")
-    for key in ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words"):
+    for key in ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words", "wording_center"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
     changes = ({"reshape": True}, {"reshape_hops": False}, {"reshape_types": False}, {"relabel": "longer"})
-    for changed in (*changes, {"wording_schema_words": False}):
+    for changed in (*changes, {"wording_schema_words": False}, {"wording_center": True}):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
         assert config_digest(on, round_count=True) != legacy
     assert config_digest(base.model_copy(update={"epochs": 2.0}), round_count=True) != legacy
@@ -449,3 +450,62 @@ def test_the_wording_check_can_compare_the_phrases_alone(demo_store, settings, e
     notes = []
     label_file(default.pipeline, default.config, [("q1", row.question)], path, 1, notes.append, default.embed)
     assert not notes and path.read_text() == old.to_json() + "\n"
+
+
+def test_wording_center_compares_each_similarity_less_its_shapes_mean(demo_store, settings, embedder, tmp_path):
+    """``wording_center``: a query's similarity counts less the mean of its shape's over the
+    round. The top query that a closer-reading one would drop at slack 0 is kept once the other
+    shape is one that reads close to every question (a high mean), and dropped again when not."""
+    from graphraft.training.self_training import shape_of
+
+    row, short, long = _two_queries_row(demo_store)
+    labeller = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    labeller.settings = labeller.settings.model_copy(update={"wording_slack": 0.0, "wording_center": True})
+    raw = labeller.decide(row)
+    assert not raw.usable and "reads closer" in raw.reason  # the long query reads closer, raw
+    top, other = (raw.source["queries"][i]["similarity"] for i in (0, 1))
+    assert other > top
+    # the long query's shape reads this close to every question: this one is not closer than usual
+    centers = {shape_of(short): top - 0.05, shape_of(long): other}
+    kept = labeller.decide(row, centers)
+    assert kept.usable and kept.cypher == render(short)
+    assert kept.source["wording"] == pytest.approx(0.05, abs=1e-4)
+    assert kept.source["closest_other"] == pytest.approx(0.0, abs=1e-4)
+    dropped = labeller.decide(row, {shape_of(short): top, shape_of(long): other - 0.05})
+    assert not dropped.usable and "each less its shape's mean" in dropped.reason
+    assert shape_of(short) != shape_of(long) and "id" not in shape_of(short)
+
+
+def test_a_center_labelled_round_decides_every_row_on_the_rounds_means(demo_store, settings, embedder, tmp_path):
+    """In a label file decided with ``wording_center``, each shape's center is the mean of the
+    similarities its queries had to their questions over the file's rows (kept in the rows, so
+    deciding again embeds nothing); every row is decided on them and the file rewritten."""
+    from graphraft.training.self_training import closest_readings, label_file, query_wordings, shape_of
+
+    row, short, long = _two_queries_row(demo_store)
+    other = row.model_copy(update={"qid": "q2", "question": "which are " + render(short)})
+    labeller = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    labeller.settings = labeller.settings.model_copy(update={"wording_slack": 0.0, "wording_center": True})
+    labeller.config = labeller.config.model_copy(update={"self_train": labeller.settings})
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(r.to_json() + "\n" for r in (row, other)))
+    notes = []
+    questions = [("q1", row.question), ("q2", other.question)]
+    rows = label_file(labeller.pipeline, labeller.config, questions, path, 1, notes.append, labeller.embed)
+    assert any("less its shape's mean" in n["note"] for n in notes)
+    names = {a.id: a.mention for a in row.anchors}
+    texts = [query_wordings(p, render(p), names, 8, True) for p in (short, long)]
+    expected = [closest_readings(embedder.embed, r.question, texts) for r in (row, other)]
+    means = {shape_of(p): (expected[0][i] + expected[1][i]) / 2 for i, p in enumerate((short, long))}
+    assert labeller.centers(rows) == pytest.approx(means, abs=1e-3)
+    for decided, sims in zip(rows, expected):
+        assert decided.source["decided"]["wording_center"] is True
+        assert [q["similarity"] for q in decided.source["queries"]] == pytest.approx(sims, abs=1e-3)
+        centered = [s - means[shape_of(p)] for s, p in zip(sims, (short, long))]
+        assert decided.usable == (centered[1] - centered[0] <= 0)
+        assert decided.source["wording"] == pytest.approx(centered[0], abs=1e-3)
+    assert [r.to_json() for r in read_rows(path)] == [r.to_json() for r in rows]
+    # the similarities kept in the rows: deciding again embeds nothing
+    labeller.embed = lambda texts: pytest.fail("embedded again")
+    again = label_file(labeller.pipeline, labeller.config, questions, path, 1, notes.append, labeller.embed)
+    assert [r.to_json() for r in again] == [r.to_json() for r in rows]

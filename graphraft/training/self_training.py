@@ -183,7 +183,7 @@ class Labeller:
         written = [dict(q) for q in source["queries"]]
         structures = [_structure(q) for q in written]
         source.update(queries=written, second=written[1]["cypher"] if len(written) > 1 else None)
-        for key in ("margin", "wording", "closest_other", "relabelled"):
+        for key in ("margin", "wording", "closest_other", "relabelled", "decided"):
             source.pop(key, None)
         reason = self._ran(written[0], structures[0])
         margin = written[0]["score"] - written[1]["score"] if len(written) > 1 else math.inf
