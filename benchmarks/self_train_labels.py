@@ -44,5 +44,9 @@ for row in labels:
         tally[("dropped", hop)][1] += 1
 for key in sorted(tally):
     hit, n = tally[key]
-    print(key, n, f"{100 * hit / n:.1f}%" if key[0] != "dropped" else "")
+    print(key, n, f"{hit} right, {100 * hit / n:.1f}%" if key[0] != "dropped" else "")
+kept = [tally[key] for key in tally if key[0] == "kept"]
+if kept:
+    hit, n = sum(k[0] for k in kept), sum(k[1] for k in kept)
+    print(f"kept {n}, {hit} right ({100 * hit / n:.1f}%)")
 store.close()
