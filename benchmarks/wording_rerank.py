@@ -17,6 +17,10 @@ one of the queries is right (what any reranking can reach). "longer" is self-tra
 (``longer_query``): the query that reads closest of those that return something where it is longer
 than L1's top one and reads closer; "longer where unsure" only where L1's margin is under ``--margin``.
 Each query's similarity is its closest of ``WORDING_READINGS`` readings (as the labeller's).
+``--centers LABELS`` (a self-training label file decided with ``--self-train-wording-center``, whose
+rows keep each query's similarity) also ranks by each query's similarity less its shape's mean over
+those rows' queries (``Labeller.centers``): the closest so (of those that return something), and the
+same only where L1 is unsure; ``--phrases-only`` compares the phrases alone (as such a file was decided).
 ``--dump FILE`` writes each question's queries (text, L1's score, hops, similarity, rows, right) as
 JSON lines, to study what tells the right one apart.
 
@@ -37,6 +41,7 @@ from graphraft.deadline import Deadline
 from graphraft.graph.embeddings import make_embedder
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 from graphraft.inference.pipeline import GraphRAFT
+from graphraft.synthesis.rows import read_rows
 from graphraft.text import normalize_name
 from graphraft.training.self_training import (
     WORDING_READINGS,
@@ -44,7 +49,21 @@ from graphraft.training.self_training import (
     hops_of,
     longer_query,
     query_wordings,
+    shape_of,
+    written_structure,
 )
+
+
+def shape_means(path: Path) -> dict[str, float]:
+    """Each shape's mean similarity over the queries a label file's rows keep (their ``similarity``)."""
+    by_shape: dict[str, list[float]] = collections.defaultdict(list)
+    for row in read_rows(path):
+        for written in (row.source or {}).get("queries") or []:
+            if "similarity" in written:
+                by_shape[shape_of(written_structure(written))].append(written["similarity"])
+    if not by_shape:
+        raise SystemExit(f"{path}: no query keeps its similarity (decide it with --self-train-wording-center)")
+    return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
 
 
 def main() -> None:
@@ -57,6 +76,8 @@ def main() -> None:
     parser.add_argument("--alphas", default="0.5,1,2", help="Length penalties to rerank by (none: '').")
     parser.add_argument("--margin", type=float, default=1.0, help="L1 sure of its top query (nats), for 'unsure'.")
     parser.add_argument("--dump", type=Path, help="Write each question's queries here (JSON lines).")
+    parser.add_argument("--centers", type=Path, help="A label file decided with wording_center: its shape means.")
+    parser.add_argument("--phrases-only", action="store_true", help="Readings without the schema words.")
     args = parser.parse_args()
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     weights = [float(w) for w in args.weights.split(",")]
@@ -71,6 +92,9 @@ def main() -> None:
     longer_hits: collections.Counter = collections.Counter()
     unsure_hits: collections.Counter = collections.Counter()
     totals: collections.Counter = collections.Counter()
+    centered_hits: collections.Counter = collections.Counter()
+    centered_unsure_hits: collections.Counter = collections.Counter()
+    means = shape_means(args.centers) if args.centers else None
     started = time.perf_counter()
     try:
         for start in range(0, len(items), 16):
@@ -84,7 +108,10 @@ def main() -> None:
                 names = {a["id"]: a["mention"] for a in answer.anchors}
                 queries = answer.queries
                 structures = [answer.structure_of(q.cypher) for q in queries]
-                texts = [query_wordings(s, q.cypher, names, WORDING_READINGS) for q, s in zip(queries, structures)]
+                words = not args.phrases_only
+                texts = [
+                    query_wordings(s, q.cypher, names, WORDING_READINGS, words) for q, s in zip(queries, structures)
+                ]
                 similarity = closest_readings(embed, item.question, texts)
                 gold = {normalize_name(a) for a in item.answers}
                 firsts = [q.ids[0] if q.ids else None for q in queries]
@@ -104,6 +131,12 @@ def main() -> None:
                 longer_hits[item.hops] += right[0 if longer is None else longer]
                 unsure_hits[item.hops] += right[0 if longer is None or sure else longer]
                 anywhere[item.hops] += any(right)
+                if means is not None:
+                    returning = [k for k, q in enumerate(queries) if q.ids] or [0]
+                    centered = [sim - means.get(shape_of(st), 0.0) for sim, st in zip(similarity, structures)]
+                    closest = max(returning, key=centered.__getitem__)
+                    centered_hits[item.hops] += right[closest]
+                    centered_unsure_hits[item.hops] += right[0 if sure else closest]
                 if dump:
                     queries_out = [
                         {
@@ -131,6 +164,9 @@ def main() -> None:
     rows = [(f"wording weight {w:g}", hits[w]) for w in weights]
     rows += [(f"length penalty {a:g}", by_length[a]) for a in alphas]
     rows += [("longer (relabel's choice)", longer_hits), (f"longer where unsure (margin {args.margin:g})", unsure_hits)]
+    if means is not None:
+        rows += [("less the shape's mean: closest", centered_hits)]
+        rows += [(f"less the shape's mean: closest where unsure (margin {args.margin:g})", centered_unsure_hits)]
     rows += [("any", anywhere)]
     for name, counts in rows:
         per = [100 * counts[h] / totals[h] for h in hops]

@@ -181,7 +181,7 @@ class Labeller:
         ``centers`` (``wording_center``): each shape's mean similarity, taken from each query's."""
         source = dict(row.source or {})
         written = [dict(q) for q in source["queries"]]
-        structures = [_structure(q) for q in written]
+        structures = [written_structure(q) for q in written]
         source.update(queries=written, second=written[1]["cypher"] if len(written) > 1 else None)
         for key in ("margin", "wording", "closest_other", "relabelled", "decided"):
             source.pop(key, None)
@@ -280,7 +280,7 @@ class Labeller:
             written = source.get("queries") or []
             if len(written) < 2:
                 continue
-            structures = [_structure(q) for q in written]
+            structures = [written_structure(q) for q in written]
             similarity = self._similarity(row, written, structures)
             source["similarity_words"] = self.settings.wording_schema_words
             for structure, value in zip(structures, similarity):
@@ -307,7 +307,7 @@ def longer_query(
     return None
 
 
-def _structure(written: dict[str, Any]) -> Pattern | Query | None:
+def written_structure(written: dict[str, Any]) -> Pattern | Query | None:
     if written.get("query"):
         return Query.from_dict(written["query"])
     return Pattern.from_dict(written["pattern"]) if written.get("pattern") else None
