@@ -33,7 +33,8 @@ that reads closer to the question where L1's top one is shorter (folder suffix `
 (``--no-self-train-wording-schema-words``; folder suffix ``-phrases``).
 ``--wording-center`` decides the labels on each query's similarity to the question less its shape's
 mean over the round, at slack 0 (``--self-train-wording-center --self-train-wording-slack 0``;
-folder suffix ``-centered``). ``--continue-from OUT/l1-VARIANT/round-N`` starts self-training from
+folder suffix ``-centered``); ``--wording-slack S`` another slack (folder suffix ``-slackS``).
+``--continue-from OUT/l1-VARIANT/round-N`` starts self-training from
 that round's L1 instead of round 0's, its round 1 deciding again the labels that L1 wrote for round
 N+1 when they are there (folder suffix ``-after-VARIANT-round-N``): another policy from a later round.
 ``--self-train-start 0.01`` self-trains the L1 of that real-pair row instead of the generated-only
@@ -168,6 +169,7 @@ def self_train_name(reshape: bool, args) -> str:
     name = "self-train" + ("-reshape" + even if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
     name += "-centered" if args.wording_center else ""
+    name += f"-slack{args.wording_slack:g}" if args.wording_slack is not None else ""
     name += "-phrases" if args.phrases_only else ""
     if args.continue_from:
         name += f"-after-{args.continue_from.parent.name.removeprefix('l1-')}-{args.continue_from.name}"
@@ -215,6 +217,8 @@ def self_train_variant(
     }
     if args.wording_center:
         overrides.update({"self_train.wording_center": True, "self_train.wording_slack": 0.0})
+    if args.wording_slack is not None:
+        overrides["self_train.wording_slack"] = args.wording_slack
     mine = output_dir / "round-1" / LABELS
     if args.continue_from:
         # round N+1's labels were written by round N's L1, the one this variant starts from
@@ -327,6 +331,12 @@ def main() -> None:
         help="Decide labels on each query's similarity less its shape's mean, at slack 0 (folder -centered).",
     )
     parser.add_argument(
+        "--wording-slack",
+        type=float,
+        help="The wording check's slack (--self-train-wording-slack; default: the config's, 0 with "
+        "--wording-center; folder -slackS).",
+    )
+    parser.add_argument(
         "--continue-from",
         type=Path,
         help="A round folder (OUT/l1-VARIANT/round-N): self-train from its L1, deciding again the labels it "
@@ -412,6 +422,7 @@ def main() -> None:
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
                 prior += ", centered" if args.wording_center else ""
+                prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
                 prior += ", phrases alone" if args.phrases_only else ""
                 prior += f", after {args.continue_from}" if args.continue_from else ""
                 prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
