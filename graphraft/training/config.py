@@ -104,8 +104,9 @@ class SelfTrainSettings(BaseModel):
     # noun-named one one: on MetaQA "the director of X" is near any "who ... [movie]"), so the raw
     # similarity favours them; less its shape's mean over the round's questions, it says how much
     # closer this question is to a query than questions are to that shape as a rule. On 1,500 of
-    # MetaQA's round-4 labels, kept at slack 0: 797, 94.6 % right, where the raw check kept 1,142 at
-    # 84.6 % (a diagnostic against the answers, which training never reads)
+    # MetaQA's round-4 rows (the phrases alone, margin 1, slack 0): 797 kept, 94.6 % right, 273 of them
+    # 1-hop, where the raw similarities keep 763 at 94.9 %, 173 1-hop (benchmarks/label_centering.py, a
+    # diagnostic against the answers, which training never reads)
     wording_center: bool = Field(
         False,
         description="The wording check compares each query's similarity to the question less the mean similarity "
