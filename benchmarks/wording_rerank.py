@@ -49,21 +49,17 @@ from graphraft.training.self_training import (
     hops_of,
     longer_query,
     query_wordings,
+    shape_means,
     shape_of,
-    written_structure,
 )
 
 
-def shape_means(path: Path) -> dict[str, float]:
-    """Each shape's mean similarity over the queries a label file's rows keep (their ``similarity``)."""
-    by_shape: dict[str, list[float]] = collections.defaultdict(list)
-    for row in read_rows(path):
-        for written in (row.source or {}).get("queries") or []:
-            if "similarity" in written:
-                by_shape[shape_of(written_structure(written))].append(written["similarity"])
-    if not by_shape:
+def centers_of(path: Path) -> dict[str, float]:
+    """The shape means of a label file decided with ``wording_center`` (its rows keep each query's similarity)."""
+    means = shape_means(read_rows(path))
+    if not means:
         raise SystemExit(f"{path}: no query keeps its similarity (decide it with --self-train-wording-center)")
-    return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
+    return means
 
 
 def main() -> None:
@@ -94,7 +90,7 @@ def main() -> None:
     totals: collections.Counter = collections.Counter()
     centered_hits: collections.Counter = collections.Counter()
     centered_unsure_hits: collections.Counter = collections.Counter()
-    means = shape_means(args.centers) if args.centers else None
+    means = centers_of(args.centers) if args.centers else None
     started = time.perf_counter()
     try:
         for start in range(0, len(items), 16):

@@ -47,7 +47,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +141,14 @@ class Labeller:
         return {key: getattr(self.settings, key) for key in keys}
 
     @property
+    def wording_check(self) -> bool:
+        """A wording check is made: an embedder and a slack."""
+        return self.embed is not None and self.settings.wording_slack is not None
+
+    @property
     def centering(self) -> bool:
-        """``wording_center`` applies: a wording check is made (an embedder and a slack)."""
-        return self.settings.wording_center and self.embed is not None and self.settings.wording_slack is not None
+        """``wording_center`` applies (to a wording check)."""
+        return self.settings.wording_center and self.wording_check
 
     def label(self, questions: list[tuple[str, str]], round_: int, batch: int = 16) -> Iterator[SynthesisRow]:
         for start in range(0, len(questions), batch):
@@ -192,9 +197,8 @@ class Labeller:
         if reason is None and not sure:
             reason = f"L1 was not sure: its top query beat the second by {margin:.2f} < {self.settings.margin:g}"
         chosen = 0
-        if self.embed is not None and self.settings.wording_slack is not None and len(written) > 1:
-            similarity = self._similarity(row, written, structures)
-            source["similarity_words"] = self.settings.wording_schema_words
+        if self.wording_check and len(written) > 1:
+            similarity = self._similarity(row, source, written, structures)
             if centers is not None:  # how much closer than questions are to the shape as a rule
                 similarity = [s - centers.get(shape_of(t), 0.0) for s, t in zip(similarity, structures)]
             closest = max(range(1, len(similarity)), key=similarity.__getitem__)
@@ -257,35 +261,29 @@ class Labeller:
             return "its query returned nothing"
         return None
 
-    def _similarity(self, row: SynthesisRow, written, structures) -> list[float]:
+    def _similarity(self, row: SynthesisRow, source: dict[str, Any], written, structures) -> list[float]:
         """Each query's closest reading to the question (MiniLM cosine similarity, to 4 places),
-        kept in ``written`` (each query's ``similarity``) and taken from there when the row's
-        were compared with the same words (``source.similarity_words``)."""
+        kept in ``source``'s ``written`` queries (each one's ``similarity``, with the words they were
+        compared with: ``similarity_words``) and taken from there when those words are the same."""
         words = self.settings.wording_schema_words
-        if (row.source or {}).get("similarity_words") == words and all("similarity" in q for q in written):
+        if source.get("similarity_words") == words and all("similarity" in q for q in written):
             return [q["similarity"] for q in written]
         names = {a.id: a.mention for a in row.anchors}
         texts = [query_wordings(s, q["cypher"], names, WORDING_READINGS, words) for q, s in zip(written, structures)]
         similarity = [round(value, 4) for value in closest_readings(self.embed, row.question, texts)]
         for query, value in zip(written, similarity):
             query["similarity"] = value
+        source["similarity_words"] = words
         return similarity
 
     def centers(self, rows: list[SynthesisRow]) -> dict[str, float]:
-        """``wording_center``'s means: each shape's mean similarity to the question over every
-        query L1 wrote for ``rows`` (their similarities kept in the rows, computed where missing)."""
-        by_shape: dict[str, list[float]] = {}
+        """``wording_center``'s means (``shape_means``) over every query L1 wrote for ``rows``,
+        their similarities computed where the rows do not keep them (and kept there)."""
         for row in rows:
-            source = row.source or {}
-            written = source.get("queries") or []
-            if len(written) < 2:
-                continue
-            structures = [written_structure(q) for q in written]
-            similarity = self._similarity(row, written, structures)
-            source["similarity_words"] = self.settings.wording_schema_words
-            for structure, value in zip(structures, similarity):
-                by_shape.setdefault(shape_of(structure), []).append(value)
-        return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
+            written = (row.source or {}).get("queries") or []
+            if len(written) > 1:
+                self._similarity(row, row.source, written, [written_structure(q) for q in written])
+        return shape_means(rows)
 
     def _longer(self, written, structures, similarity: list[float], same_length: bool = False) -> int | None:
         hops = [hops_of(s) for s in structures]
@@ -325,6 +323,17 @@ def shape_of(structure: Pattern | Query | None) -> str:
             item.pop("value", None)
         return structure.pattern.shape + json.dumps(clauses, sort_keys=True)
     return structure.shape
+
+
+def shape_means(rows: Iterable[SynthesisRow]) -> dict[str, float]:
+    """Each shape's mean similarity to the question over the queries the rows keep with one
+    (``similarity``, as ``wording_center`` decides them)."""
+    by_shape: dict[str, list[float]] = {}
+    for row in rows:
+        for written in (row.source or {}).get("queries") or []:
+            if "similarity" in written:
+                by_shape.setdefault(shape_of(written_structure(written)), []).append(written["similarity"])
+    return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
 
 
 def hops_of(structure: Pattern | Query | None) -> int:
