@@ -193,6 +193,18 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
         assert {f"the movies that share a {noun} with [X]", f"the movies with the same {noun} as [X]"} <= set(phrases)
         assert len(phrases) == len(set(phrases)) >= 4
     assert "the movies whose director also directed [X]" in phrases  # a verb: "also"
+    # from the person: what they share is the movie (not a "starred actor"), and they are read by
+    # what they are to it; where the type reads as a verb, as the ones doing it together
+    for kind, role in (("STARRED_ACTORS", "starred actors"), ("DIRECTED_BY", "directors")):
+        costar = Pattern(AnchorRef("p", ("Person",)), (Step(kind, False, ("Movie",)), Step(kind, True, ("Person",))), 2)
+        phrases = verbaliser.phrases_for(costar, "[X]")
+        assert {"the persons that share a movie with [X]", f"the {role} that share a movie with [X]"} <= set(phrases)
+        assert not any("share a starred actor" in p or "share a director" in p for p in phrases)
+    assert {
+        "the persons that directed movies with [X]",
+        "the persons [X] directed movies with",
+        "the co-directors of [X]",
+    } <= set(phrases)
     step = lambda t, out, label: Step(t, out, (label,))  # noqa: E731
     # ... anywhere in a longer chain, among the earlier steps' readings (kept to READINGS) and the target's
     directed_then_genre = Pattern(

@@ -202,16 +202,20 @@ class Verbaliser:
         return [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
 
     def relation_noun(self, step: Step) -> str:
-        """What the node a step reaches is to the node it leaves, as one noun: the type's own
-        noun where it names one (``HAS_GENRE`` -> genre, ``STARRED_ACTORS`` -> starred actor,
-        ``IN_LANGUAGE`` -> language), a participle's agent noun the way it reads (``DIRECTED_BY``
-        from a movie -> director), else the reached label's (``DIRECTED_BY`` back -> movie)."""
+        """What the node a step reaches is to the node it leaves, as one noun. Along the type:
+        the type's own noun where it names one (``HAS_GENRE`` -> genre, ``STARRED_ACTORS`` ->
+        starred actor, ``IN_LANGUAGE`` -> language), a participle's agent noun (``DIRECTED_BY``
+        from a movie -> director), else the reached label's. Against it, the reached label's:
+        the type's noun names the node it leaves (``STARRED_ACTORS`` back from a person reaches
+        a movie, not a starred actor)."""
+        if not step.outgoing:
+            return self.noun(step.labels)
         words = words_of(step.type) or ["related"]
         if len(words) > 1 and words[0] == "has":
             return singular(" ".join(words[1:]))
         if len(words) > 1 and words[0] in PREPOSITIONS:
             return singular(" ".join(words[1:]))
-        active = active_verb(words) if step.outgoing else None
+        active = active_verb(words)
         if active:  # DIRECTED_BY from the movie: its director
             return agent_noun(active[0])
         if len(words) == 1 or words[-1] in PREPOSITIONS:  # a verb: the node is named by its label
@@ -234,13 +238,28 @@ class Verbaliser:
 
     def share_phrases(self, first: Step, second: Step, x: str) -> list[str]:
         """The nodes that share with ``x`` the node ``first`` reaches: "the movies that share a
-        director with X", "the movies with the same director as X", and where the type reads as a
-        verb, "the movies whose director also directed X"."""
+        director with X", "the movies with the same director as X"; where the type reads as a
+        verb, from the movie "the movies whose director also directed X"; from the person, by
+        what they are to the shared node, "the starred actors that share a movie with X", and where
+        the person does what the verb says, "the persons that directed movies with X", "the persons
+        X directed movies with" and "the co-directors of X"."""
         them, middle = self.noun(second.labels, many=True), self.relation_noun(first)
         article = "an" if middle[:1] in "aeiou" else "a"
-        phrases = [f"the {them} that share {article} {middle} with {x}", f"the {them} with the same {middle} as {x}"]
+        phrases = [f"the {them} that share {article} {middle} with {x}"]
         active = active_verb(words_of(first.type))
-        if first.outgoing and active:
+        if not first.outgoing:  # from the person: what they are to the shared node, what they do
+            role = plural(self.relation_noun(second))
+            if role != them:
+                phrases.append(f"the {role} that share {article} {middle} with {x}")
+            if active:
+                things = self.noun(first.labels, many=True)
+                phrases += [
+                    f"the {them} that {active[1]} {things} with {x}",
+                    f"the co-{plural(agent_noun(active[0]))} of {x}",
+                    f"the {them} {x} {active[1]} {things} with",
+                ]
+        phrases.append(f"the {them} with the same {middle} as {x}")
+        if active and first.outgoing:
             phrases.append(f"the {them} whose {agent_noun(active[0])} also {active[1]} {x}")
         return phrases
 
