@@ -26,7 +26,9 @@ labels with the same adapter and settings, so it takes the plain variant's round
 exist. ``--reshape-only`` runs that one alone (its round 1 then labels for itself); ``--reshape-hops
 even`` keeps the hop lengths' shares equal, the labels choosing the shapes within each;
 ``--reshape-types even`` spreads each path's labels and directions evenly over the relationship
-types the labels used there (folder suffix ``-even-types``).
+types the labels used there (folder suffix ``-even-types``); ``--reshape-smoothing S`` raises each
+shape's count among the labels by S times their mean count, so the shapes L1 cannot label yet still
+come up (``--self-train-reshape-smoothing``; folder suffix ``-smoothS``).
 ``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
 ``--phrases-only`` compares the verbaliser's phrases alone in the wording check
@@ -166,6 +168,7 @@ def self_train_name(reshape: bool, args) -> str:
     """The self-training variant's name: its folder is OUT/l1-NAME, its report OUT/NAME.json with - as _."""
     even = "-even-hops" if args.reshape_hops == "even" else ""
     even += "-even-types" if args.reshape_types == "even" else ""
+    even += f"-smooth{args.reshape_smoothing:g}" if args.reshape_smoothing else ""
     name = "self-train" + ("-reshape" + even if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
     name += "-centered" if args.wording_center else ""
@@ -212,6 +215,7 @@ def self_train_variant(
         "self_train.reshape": reshape,
         "self_train.reshape_hops": not even,
         "self_train.reshape_types": not (reshape and args.reshape_types == "even"),
+        "self_train.reshape_smoothing": args.reshape_smoothing if reshape else 0.0,
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
@@ -313,6 +317,12 @@ def main() -> None:
         default="labels",
         help="The reshaped questions' relationship types: the labels' shares, or even over the types the labels "
         "used for each path's labels and directions (folder -even-types).",
+    )
+    parser.add_argument(
+        "--reshape-smoothing",
+        type=float,
+        default=0.0,
+        help="Each shape's count among the labels raised by this many times their mean count (folder -smoothS).",
     )
     parser.add_argument(
         "--relabel",
@@ -419,6 +429,7 @@ def main() -> None:
                 trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
                 even += " (types even)" if args.reshape_types == "even" else ""
+                even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
                 prior += ", centered" if args.wording_center else ""

@@ -11,7 +11,7 @@ import pytest
 from graphraft.errors import InputFileError
 from graphraft.graph.loaders import load_graph
 from graphraft.graph.records import NodeRecord, RelationshipRecord
-from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator
+from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenerator, ShapePrior
 from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.mentions import AutoExtractor, LexicalExtractor
 from graphraft.synthesis.paraphrase import ChatParaphraser, keeps_entities
@@ -85,6 +85,28 @@ def test_a_shape_prior_makes_the_questions_follow_the_shapes_people_asked(demo_s
     assert Counter(r["hops"] for r in shapes_only) == Counter(r["hops"] for r in even)
     one_hop = Counter(Pattern.from_dict(r["pattern"]).shape for r in shapes_only if r["hops"] == 1)
     assert one_hop.most_common(1)[0][0] == asked_shape
+    # smoothing by the mean count of the two shapes asked: the shapes never asked come up far more
+    # often, the one asked most still first
+    mean = (8 * len(asked) + 1) / 2
+    assert ShapePrior.read(prior).weight("(:Never)") == 1 and ShapePrior.read(prior, 1.0).weight("(:Never)") == mean
+    assert ShapePrior.read(prior, 1.0).weight(asked_shape) == 8 * len(asked) + mean
+    smoothed, _ = generate(
+        demo_store,
+        tmp_path,
+        "smoothed.jsonl",
+        count=60,
+        seed=1,
+        bridge_share=0.0,
+        shape_prior=prior,
+        prior_hops=False,
+        prior_smoothing=1.0,
+    )
+    smoothed_one_hop = Counter(Pattern.from_dict(r["pattern"]).shape for r in smoothed if r["hops"] == 1)
+    assert smoothed_one_hop.most_common(1)[0][0] == asked_shape
+    others = lambda counts: sum(n for shape, n in counts.items() if shape != asked_shape)  # noqa: E731
+    assert smoothed_one_hop[asked_shape] < one_hop[asked_shape] and others(smoothed_one_hop) > others(one_hop)
+    assert GenerationConfig(shape_prior=prior, prior_smoothing=1.0).fingerprint()["prior_smoothing"] == 1.0
+    assert "prior_smoothing" not in GenerationConfig(shape_prior=prior).fingerprint()  # the default, as before
     # another prior is other settings: not mixed into the same file
     assert GenerationConfig(shape_prior=prior).fingerprint() != GenerationConfig().fingerprint()
     assert (

@@ -196,6 +196,11 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
     spread = cfg.model_copy(update={"self_train": cfg.self_train.model_copy(update={"reshape_types": False})})
     data = reshaped_data(spread, Settings(), tmp_path / "run" / "round-1" / "labels.jsonl", tmp_path / "spread", print)
     assert read_meta(data[-1].path)["prior_types"] is False and read_usable(data[-1].path)
+    # and reshape_smoothing, as the generator's prior_smoothing
+    update = {"self_train": cfg.self_train.model_copy(update={"reshape_smoothing": 1.0})}
+    labels = tmp_path / "run" / "round-1" / "labels.jsonl"
+    data = reshaped_data(cfg.model_copy(update=update), Settings(), labels, tmp_path / "smoothed", print)
+    assert read_meta(data[-1].path)["prior_smoothing"] == 1.0 and read_usable(data[-1].path)
 
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):

@@ -86,12 +86,23 @@ class GenerationConfig(SynthesisConfig):
         "path's labels and directions as often as the prior asks, spread evenly over the types it used there).",
     )
 
+    # labels L1 made itself are the questions it already labels well: a shape it gets wrong is
+    # dropped by the checks and would, smoothed by one, hardly come up again to be learned
+    prior_smoothing: float = Field(
+        0.0,
+        ge=0.0,
+        description="--from-graph: with a shape prior, each shape's count raised by this many times the mean "
+        "count of the shapes asked (0: by one; 1: a shape never asked comes up as often as the average asked one).",
+    )
+
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
         data["phrases"] = str(self.phrases) if self.phrases else None
         for default in ("prior_hops", "prior_types"):
             if data[default]:
                 data.pop(default)  # the default, as in files written before the option
+        if not data["prior_smoothing"]:
+            data.pop("prior_smoothing")  # the default, as in files written before the option
         if self.shape_prior is None:
             data.pop("shape_prior")  # the default, as in files written before the option
         else:
@@ -103,29 +114,35 @@ class GenerationConfig(SynthesisConfig):
 @dataclass
 class ShapePrior:
     """How often each query shape was asked (a path's labels, types and directions, anchors
-    left out), from the usable rows of a synthesis file; add-one smoothed, so a shape never
-    asked still comes up, rarely."""
+    left out), from the usable rows of a synthesis file; smoothed, so a shape never asked still
+    comes up: by one (rarely), or by ``smoothing`` times the mean count of the shapes asked."""
 
     counts: dict[str, int]
     hops: dict[str, int]  # each shape's path length
     anchored: Counter = field(default_factory=Counter)  # questions asked from a node of each label
+    smoothing: float = 0.0
 
     @classmethod
-    def read(cls, path: Path) -> ShapePrior:
+    def read(cls, path: Path, smoothing: float = 0.0) -> ShapePrior:
         patterns = [row.best_pattern for row in read_usable(Path(path))]
         if not patterns:
             raise InputFileError(f"{path}: no usable rows to learn the questions' shapes from")
         anchored = Counter(label for p in patterns for label in p.anchor.labels)
-        return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns}, anchored)
+        return cls(dict(Counter(p.shape for p in patterns)), {p.shape: p.hops for p in patterns}, anchored, smoothing)
+
+    @cached_property
+    def pseudo_count(self) -> float:
+        """What every shape's count is raised by: one, or ``smoothing`` times the mean count."""
+        return max(1.0, self.smoothing * sum(self.counts.values()) / len(self.counts)) if self.counts else 1.0
 
     def weight(self, shape: str) -> float:
-        return self.counts.get(shape, 0) + 1
+        return self.counts.get(shape, 0) + self.pseudo_count
 
     def skeleton_weight(self, shape: str) -> float:
         """``weight`` with the types spread: the count of the shape's skeleton (its labels and
         directions, ``skeleton``) shared evenly by the shapes of it that were asked, smoothed; a
         shape never asked gets the smoothing alone, as in ``weight``."""
-        return self._spread.get(shape, 0) + 1
+        return self._spread.get(shape, 0) + self.pseudo_count
 
     @cached_property
     def _spread(self) -> dict[str, float]:
@@ -252,7 +269,7 @@ class GraphQuestionGenerator:
         of each kind a pass; later passes (a small graph) take other patterns. The pattern shape
         least used so far wins, so the questions spread over the schema."""
         cfg = self.config
-        prior = ShapePrior.read(cfg.shape_prior) if cfg.shape_prior is not None else None
+        prior = ShapePrior.read(cfg.shape_prior, cfg.prior_smoothing) if cfg.shape_prior is not None else None
         anchors = self.anchors(prior)
         language = self.language_plans(round(cfg.count * cfg.language_share), anchors, progress)
         count = cfg.count - len(language)

@@ -92,6 +92,14 @@ class SelfTrainSettings(BaseModel):
         description="With reshape, relationship types in the labels' proportions too (false: each path's labels "
         "and directions as often as the labels ask, spread evenly over the types the labels used there).",
     )
+    # the kept labels are the questions L1 already labels well: the shapes it gets wrong are
+    # dropped by the checks, and smoothed by one they hardly come up in the questions made again
+    reshape_smoothing: float = Field(
+        0.0,
+        ge=0.0,
+        description="With reshape, each shape's count among the labels raised by this many times the mean count "
+        "of the shapes they ask (0: by one; 1: a shape no label asks as often as the average asked one).",
+    )
     # the readings compared with the question end with the schema words of what the query names
     # ("... movie directed by person"); on 600 labels of MetaQA's training questions, leaving them
     # out made the wording pick righter longer queries (benchmarks/label_wording.py --phrases-only)

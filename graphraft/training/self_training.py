@@ -526,6 +526,7 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
         "shape_prior": labels,
         "prior_hops": config.self_train.reshape_hops,
         "prior_types": config.self_train.reshape_types,
+        "prior_smoothing": config.self_train.reshape_smoothing,
     }
     generation = GenerationConfig(**{**fields, "count": count, **prior})
     data = reshaped_sources(config, folder)
