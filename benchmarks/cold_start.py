@@ -28,7 +28,9 @@ even`` keeps the hop lengths' shares equal, the labels choosing the shapes withi
 ``--reshape-types even`` spreads each path's labels and directions evenly over the relationship
 types the labels used there (folder suffix ``-even-types``); ``--reshape-smoothing S`` raises each
 shape's count among the labels by S times their mean count, so the shapes L1 cannot label yet still
-come up (``--self-train-reshape-smoothing``; folder suffix ``-smoothS``).
+come up (``--self-train-reshape-smoothing``; folder suffix ``-smoothS``); ``--reshape-unsure`` counts
+the questions whose label was dropped in the prior too, by the query L1 wrote that reads closest
+(``--self-train-reshape-unsure``; folder suffix ``-unsure-shapes``).
 ``--relabel longer`` (or ``longer-unsure``) labels with ``--self-train-relabel``: the longer query
 that reads closer to the question where L1's top one is shorter (folder suffix ``-longer``).
 ``--phrases-only`` compares the verbaliser's phrases alone in the wording check
@@ -169,6 +171,7 @@ def self_train_name(reshape: bool, args) -> str:
     even = "-even-hops" if args.reshape_hops == "even" else ""
     even += "-even-types" if args.reshape_types == "even" else ""
     even += f"-smooth{args.reshape_smoothing:g}" if args.reshape_smoothing else ""
+    even += "-unsure-shapes" if args.reshape_unsure else ""
     name = "self-train" + ("-reshape" + even if reshape else "")
     name += f"-{args.relabel}" if args.relabel != "none" else ""
     name += "-centered" if args.wording_center else ""
@@ -216,6 +219,7 @@ def self_train_variant(
         "self_train.reshape_hops": not even,
         "self_train.reshape_types": not (reshape and args.reshape_types == "even"),
         "self_train.reshape_smoothing": args.reshape_smoothing if reshape else 0.0,
+        "self_train.reshape_unsure": reshape and args.reshape_unsure,
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
@@ -325,6 +329,11 @@ def main() -> None:
         help="Each shape's count among the labels raised by this many times their mean count (folder -smoothS).",
     )
     parser.add_argument(
+        "--reshape-unsure",
+        action="store_true",
+        help="Dropped labels' questions count in the prior by their closest-reading query (folder -unsure-shapes).",
+    )
+    parser.add_argument(
         "--relabel",
         choices=("none", "longer", "longer-unsure", "closest"),
         default="none",
@@ -430,6 +439,7 @@ def main() -> None:
                 even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
                 even += " (types even)" if args.reshape_types == "even" else ""
                 even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
+                even += " (dropped labels' closest queries too)" if args.reshape_unsure else ""
                 prior = f", prior re-estimated{even}" if reshape else ""
                 prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
                 prior += ", centered" if args.wording_center else ""

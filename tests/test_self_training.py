@@ -201,6 +201,32 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
     labels = tmp_path / "run" / "round-1" / "labels.jsonl"
     data = reshaped_data(cfg.model_copy(update=update), Settings(), labels, tmp_path / "smoothed", print)
     assert read_meta(data[-1].path)["prior_smoothing"] == 1.0 and read_usable(data[-1].path)
+    # reshape_unsure: a dropped label's question counts in the prior by its closest-reading query
+    from graphraft.synthesis.rows import read_rows
+    from graphraft.training.self_training import asked_shapes
+
+    kept = read_usable(labels)
+    first = kept[0]
+    other = next(r for r in kept if r.best_pattern.shape != first.best_pattern.shape)
+    written = [
+        {"cypher": first.cypher, "pattern": first.pattern, "score": -0.1, "similarity": 0.5},
+        {"cypher": other.cypher, "pattern": other.pattern, "score": -0.5, "similarity": 0.9},
+    ]
+    unsure = first.model_copy(
+        update={"qid": "unsure", "status": "dropped", "reason": "L1 was not sure", "source": {"queries": written}}
+    )
+    bare = [{k: v for k, v in w.items() if k != "similarity"} for w in written]
+    unscored = unsure.model_copy(update={"qid": "unscored", "source": {"queries": bare}})
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(r.to_json() + "\n" for r in [*read_rows(labels), unsure, unscored]))
+    shapes = {r.qid: r for r in read_rows(asked_shapes(mixed, tmp_path / "shapes.jsonl", cfg.self_train))}
+    assert {q for q in shapes if q in ("unsure", "unscored")} == {"unsure"}  # no similarity: left out
+    assert shapes["unsure"].cypher == other.cypher and shapes["unsure"].source["shape_only"] is True
+    assert all(shapes[r.qid].cypher == r.cypher for r in kept)  # the kept labels as they are
+    update = {"self_train": cfg.self_train.model_copy(update={"reshape_unsure": True})}
+    data = reshaped_data(cfg.model_copy(update=update), Settings(), mixed, tmp_path / "unsure", print)
+    prior = read_meta(data[-1].path)["shape_prior"]
+    assert prior[other.best_pattern.shape] == Counter(r.best_pattern.shape for r in kept)[other.best_pattern.shape] + 1
 
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):

@@ -100,6 +100,14 @@ class SelfTrainSettings(BaseModel):
         description="With reshape, each shape's count among the labels raised by this many times the mean count "
         "of the shapes they ask (0: by one; 1: a shape no label asks as often as the average asked one).",
     )
+    # the kept labels are the questions L1 already labels well; the dropped ones still say what
+    # people ask: of the queries L1 wrote for them, the one that reads closest is most often of the
+    # right shape (on MetaQA the right query was among L1's five for 98 % of the questions)
+    reshape_unsure: bool = Field(
+        False,
+        description="With reshape, the questions whose label was dropped count in the prior too, each by the "
+        "query L1 wrote that reads closest to it (less its shape's mean with wording_center); never trained on.",
+    )
     # the readings compared with the question end with the schema words of what the query names
     # ("... movie directed by person"); on 600 labels of MetaQA's training questions, leaving them
     # out made the wording pick righter longer queries (benchmarks/label_wording.py --phrases-only)

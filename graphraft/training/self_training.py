@@ -523,7 +523,9 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
     count = math.ceil(share * config.max_train_examples / 0.9) + 10
     fields = {k: v for k, v in first.items() if k in GenerationConfig.model_fields}
     prior = {
-        "shape_prior": labels,
+        "shape_prior": asked_shapes(labels, folder / SHAPES, config.self_train)
+        if config.self_train.reshape_unsure
+        else labels,
         "prior_hops": config.self_train.reshape_hops,
         "prior_types": config.self_train.reshape_types,
         "prior_smoothing": config.self_train.reshape_smoothing,
@@ -544,6 +546,32 @@ def reshaped_data(config: TrainConfig, settings, labels: Path, folder: Path, not
     return data
 
 
+SHAPES = "shapes.jsonl"
+
+
+def asked_shapes(labels: Path, output: Path, settings) -> Path:
+    """``reshape_unsure``: what the round's questions ask, as the prior's rows (``output``): each kept
+    label as it is, and each other question with the query L1 wrote for it that reads closest to it
+    (each query's similarity as the labels keep it, less its shape's mean with ``wording_center``) —
+    a dropped label's shape counts, the label is still not trained on (this file is a prior only;
+    its rows say ``source.shape_only``). A question whose queries keep no similarity is left out."""
+    rows = list(read_rows(labels))
+    means = shape_means(rows) if settings.wording_center else {}
+    asked = []
+    for row in rows:
+        written = [w for w in (row.source or {}).get("queries") or [] if w.get("similarity") is not None]
+        if row.usable or not written:
+            asked += [row] if row.usable else []
+            continue
+        closest = max(written, key=lambda w: w["similarity"] - means.get(shape_of(written_structure(w)), 0.0))
+        source = {**(row.source or {}), "shape_only": True}
+        fields = {"cypher": closest["cypher"], "pattern": closest.get("pattern"), "query": closest.get("query")}
+        asked.append(row.model_copy(update={"status": "ok", "reason": None, "source": source, **fields}))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(output, "".join(row.to_json() + "\n" for row in asked))
+    return output
+
+
 def generated_report(output: Path, labels: Path) -> dict[str, Any]:
     """What a ``reshape`` round made: its questions by hops, and the shapes of the prior."""
     from graphraft.synthesis.from_graph import ShapePrior
@@ -553,7 +581,9 @@ def generated_report(output: Path, labels: Path) -> dict[str, Any]:
         "generated": str(output),
         "generated_rows": len(rows),
         "generated_by_hops": {str(h): n for h, n in sorted(Counter(row.hops for row in rows).items())},
-        "prior_shapes": len(ShapePrior.read(labels).counts),
+        "prior_shapes": len(
+            ShapePrior.read(labels.parent / SHAPES if (labels.parent / SHAPES).exists() else labels).counts
+        ),
     }
 
 

@@ -370,6 +370,7 @@ ADDED_LATER = {
     ("self_train", "reshape_hops"): True,
     ("self_train", "reshape_types"): True,
     ("self_train", "reshape_smoothing"): 0.0,
+    ("self_train", "reshape_unsure"): False,
     ("self_train", "relabel"): "none",
     ("self_train", "wording_schema_words"): True,
     ("self_train", "wording_center"): False,
