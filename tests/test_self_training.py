@@ -231,7 +231,7 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
     """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`,
-    `wording_center`) existed
+    `wording_center`, `reshape_smoothing`, `reshape_unsure`) existed
     is reused (its digest had no such key); turning it on, or any other setting, is other training."""
     import hashlib
 
@@ -241,12 +241,19 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
     )
     before = base.model_dump(mode="json")
-    for key in ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words", "wording_center"):
+    added = ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words", "wording_center")
+    for key in (*added, "reshape_smoothing", "reshape_unsure"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
     changes = ({"reshape": True}, {"reshape_hops": False}, {"reshape_types": False}, {"relabel": "longer"})
-    for changed in (*changes, {"wording_schema_words": False}, {"wording_center": True}):
+    later = (
+        {"wording_schema_words": False},
+        {"wording_center": True},
+        {"reshape_smoothing": 1.0},
+        {"reshape_unsure": True},
+    )
+    for changed in (*changes, *later):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
         assert config_digest(on, round_count=True) != legacy
     assert config_digest(base.model_copy(update={"epochs": 2.0}), round_count=True) != legacy
