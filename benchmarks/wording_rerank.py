@@ -47,10 +47,10 @@ from graphraft.training.self_training import (
     WORDING_READINGS,
     closest_readings,
     hops_of,
+    less_shape_means,
     longer_query,
     query_wordings,
     shape_means,
-    shape_of,
 )
 
 
@@ -129,7 +129,7 @@ def main() -> None:
                 anywhere[item.hops] += any(right)
                 if means is not None:
                     returning = [k for k, q in enumerate(queries) if q.ids] or [0]
-                    centered = [sim - means.get(shape_of(st), 0.0) for sim, st in zip(similarity, structures)]
+                    centered = less_shape_means(similarity, structures, means)
                     closest = max(returning, key=centered.__getitem__)
                     centered_hits[item.hops] += right[closest]
                     centered_unsure_hits[item.hops] += right[0 if sure else closest]

@@ -200,7 +200,7 @@ class Labeller:
         if self.wording_check and len(written) > 1:
             similarity = self._similarity(row, source, written, structures)
             if centers is not None:  # how much closer than questions are to the shape as a rule
-                similarity = [s - centers.get(shape_of(t), 0.0) for s, t in zip(similarity, structures)]
+                similarity = less_shape_means(similarity, structures, centers)
             closest = max(range(1, len(similarity)), key=similarity.__getitem__)
             source["wording"] = round(similarity[0], 4)
             source["closest_other"] = round(similarity[closest], 4)
@@ -334,6 +334,11 @@ def shape_means(rows: Iterable[SynthesisRow]) -> dict[str, float]:
             if "similarity" in written:
                 by_shape.setdefault(shape_of(written_structure(written)), []).append(written["similarity"])
     return {shape: sum(values) / len(values) for shape, values in by_shape.items()}
+
+
+def less_shape_means(similarity: list[float], structures, means: dict[str, float]) -> list[float]:
+    """Each query's similarity less its shape's mean (``shape_means``; 0 for a shape without one)."""
+    return [value - means.get(shape_of(structure), 0.0) for value, structure in zip(similarity, structures)]
 
 
 def hops_of(structure: Pattern | Query | None) -> int:
@@ -484,7 +489,7 @@ def self_train(
             data = reshaped_sources(config, labels.parent)
             if trained_before(round_, labels, data) is None or not data[-1].path.exists():
                 data = reshaped_data(config, settings, labels, labels.parent, notify)
-            report = {**report, **generated_report(data[-1].path, labels)}
+            report = {**report, **generated_report(data[-1].path)}
         summary = trained(round_, labels, data)
         rounds.append({**_round_report(round_, summary, labels), **report})
         best, previous = summary, kept
@@ -557,13 +562,14 @@ def asked_shapes(labels: Path, output: Path, settings) -> Path:
     its rows say ``source.shape_only``). A question whose queries keep no similarity is left out."""
     rows = list(read_rows(labels))
     means = shape_means(rows) if settings.wording_center else {}
-    asked = []
+    asked = [row for row in rows if row.usable]
     for row in rows:
         written = [w for w in (row.source or {}).get("queries") or [] if w.get("similarity") is not None]
         if row.usable or not written:
-            asked += [row] if row.usable else []
             continue
-        closest = max(written, key=lambda w: w["similarity"] - means.get(shape_of(written_structure(w)), 0.0))
+        similarity = [w["similarity"] for w in written]
+        centered = less_shape_means(similarity, [written_structure(w) for w in written], means)
+        closest = written[max(range(len(written)), key=centered.__getitem__)]
         source = {**(row.source or {}), "shape_only": True}
         fields = {"cypher": closest["cypher"], "pattern": closest.get("pattern"), "query": closest.get("query")}
         asked.append(row.model_copy(update={"status": "ok", "reason": None, "source": source, **fields}))
@@ -572,18 +578,17 @@ def asked_shapes(labels: Path, output: Path, settings) -> Path:
     return output
 
 
-def generated_report(output: Path, labels: Path) -> dict[str, Any]:
-    """What a ``reshape`` round made: its questions by hops, and the shapes of the prior."""
-    from graphraft.synthesis.from_graph import ShapePrior
+def generated_report(output: Path) -> dict[str, Any]:
+    """What a ``reshape`` round made: its questions by hops, and the shapes of the prior it was
+    made with (its settings keep them)."""
+    from graphraft.synthesis.synthesizer import read_meta
 
     rows = read_usable(output)
     return {
         "generated": str(output),
         "generated_rows": len(rows),
         "generated_by_hops": {str(h): n for h, n in sorted(Counter(row.hops for row in rows).items())},
-        "prior_shapes": len(
-            ShapePrior.read(labels.parent / SHAPES if (labels.parent / SHAPES).exists() else labels).counts
-        ),
+        "prior_shapes": len(read_meta(output)["shape_prior"]),
     }
 
 
