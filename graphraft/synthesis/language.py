@@ -29,6 +29,7 @@ or from the database (``clauses.py``), never from model text: model output is ma
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ AGGREGATES = ("count", "min", "max", "avg", "sum")
 MAX_LIMIT = 1000
 
 
+@functools.lru_cache(maxsize=4096)
 def alias(key: str) -> str:
     """The column name a property or aggregate is returned as: a plain identifier (letters,
     digits, ``_`` inside), so that no alias needs quoting and the text after it can be told

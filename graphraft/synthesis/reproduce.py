@@ -52,14 +52,24 @@ def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter
         yield from itertools.combinations(allowed, size)
 
 
-def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
+#: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
+#: be returned — some binding's value of it is among the gold's values
+Admit = Callable[[str, str], bool]
+
+
+def projections(clauses: ClauseSpace, pattern: Pattern, admit: Admit | None = None) -> Iterator[Projection]:
     """Every projection of the clause space: the aggregates, and ids with up to
     ``max_properties`` properties, ``max_others`` other nodes' columns and ``max_edges``
-    relationships' (one column name each)."""
-    keys = sorted(clauses.properties(pattern.labels_of(pattern.target)))
-    others = clauses.other_columns(pattern)
-    edges = clauses.edge_columns(pattern)
+    relationships' (one column name each). ``admit``: only those whose every returned column
+    it admits (the group of an aggregate too; an aggregate's own value is not checked)."""
+    admit = admit or (lambda variable, key: True)
+    target = pattern.variable(pattern.target)
+    keys = [k for k in sorted(clauses.properties(pattern.labels_of(pattern.target))) if admit(target, k)]
+    others = [(n, k) for n, k in clauses.other_columns(pattern) if admit(pattern.variable(n), k or "id")]
+    edges = [(step, k) for step, k in clauses.edge_columns(pattern) if admit(f"r{step}", k)]
     for projection, following in clauses.projections(pattern):
+        if projection.group is not None and not admit(pattern.variable(projection.group), "id"):
+            continue
         if following == "having":  # the groups kept, with their aggregate beside them or not
             yield projection
             yield dataclasses.replace(projection, hidden=False)
@@ -70,6 +80,8 @@ def projections(clauses: ClauseSpace, pattern: Pattern) -> Iterator[Projection]:
         for size in range(1, clauses.max_properties + 1):  # values alone, no ids
             for chosen in itertools.combinations(keys, size):
                 yield Projection(chosen, values=True)
+        if not admit(target, "id"):  # every other row holds the target itself
+            continue
         for size in range(clauses.max_properties + 1):
             for chosen in itertools.combinations(keys, size):
                 for count in range(clauses.max_others + 1):
@@ -140,6 +152,22 @@ def _linked(
         except GraphRAFTError:
             cache[key] = None
     return cache[key]
+
+
+def _admitted(bindings: list[dict[str, dict]], gold_values: frozenset, key: Callable[[Any], frozenset]) -> Admit:
+    """``admit`` for a path's bindings: a column may be returned only if some binding's value of it
+    is one of the gold's values (``key(value)``: the result key of one row of that value). Every
+    value a result returns is in one of its rows, so a column none of whose values is the gold's
+    cannot give the gold result, whatever the filters, order or limit keep."""
+    memo: dict[tuple[str, str], bool] = {}
+
+    def admit(variable: str, name: str) -> bool:
+        if (variable, name) not in memo:
+            values = {binding[variable].get(name) for binding in bindings}
+            memo[variable, name] = any(next(iter(next(iter(key(v))))) in gold_values for v in values)
+        return memo[variable, name]
+
+    return admit
 
 
 def _kind(value: Any) -> str | None:
@@ -284,6 +312,7 @@ def reproduce(
     found = Reproduction([])
     started = time.perf_counter()
     widths = {len(row) for row in gold}
+    gold_values = frozenset().union(*gold)  # a row is a set of values: each of a result's is one of these
     names: dict[str, str] = {}
     tried: set[str] = set()
     linked: dict[tuple, set | None] = {}  # the ids of a label's nodes that have a kind of relationship
@@ -318,7 +347,8 @@ def reproduce(
             found.skipped += 1
             continue
         every = _bindings(keys, rows, names)
-        shaped = [p for p in projections(clauses, pattern) if _fits(p, widths, len(gold))]
+        admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
+        shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
         target = pattern.variable(pattern.target)
         everything = frozenset(range(len(every)))
         kept: dict[Filter, frozenset[int]] = {}  # the bindings each filter keeps, found once
