@@ -132,6 +132,26 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
     assert found.proposed >= len(found.queries) and found.matches > 0
 
 
+def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):
+    """The search builds only projections whose every column has, on some binding of the path,
+    one of the gold's values: a movie's tagline is never returned for a gold of titles and years,
+    and the projection that gives the gold is still among them."""
+    from graphraft.synthesis.reproduce import _admitted, _bindings, _keys_of, bindings_text, projections
+
+    load(store)
+    question, wanted = CASES["order and limit"]
+    clauses = ClauseSpace(store.schema(), question_literals(question), question)
+    gold = gold_of(store, wanted)
+    keys, names = _keys_of(clauses, wanted.pattern), {}
+    every = _bindings(keys, store.read(bindings_text(wanted.pattern, keys, store.graph_label)), names)
+    admit = _admitted(every, frozenset().union(*gold), lambda value: key_of([(value,)], names))
+    kept, everything = list(projections(clauses, wanted.pattern, admit)), list(projections(clauses, wanted.pattern))
+    assert wanted.projection in kept and set(kept) < set(everything)
+    assert "tagline" in {c for p in everything for c in p.columns}
+    assert "tagline" not in {c for p in kept for c in p.columns}
+    assert {"released", "title"} <= {c for p in kept for c in p.columns}
+
+
 def test_a_result_no_query_gives_is_not_reproduced(store):
     load(store)
     question = "which movies came out after 2000"
