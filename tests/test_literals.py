@@ -20,6 +20,9 @@ from graphraft.synthesis.literals import Literals, mentioned_values, question_li
         ("the 3 films of the 1990s after 1995, the '90s", (3, 1990, 2000, 1995), ()),
         ("100s of 1960s, 1995s", (1960, 1970), ()),
         ("", (), ()),
+        # spelled out (text2num, English): a lone "one" and ordinals are not numbers to compare with
+        ("the three newest of twenty-one movies, the first one", (3, 21), ()),
+        ("the top five of 'Three Kings' in 1999", (5, 1999), ("Three Kings",)),  # quoted text stays text
     ],
 )
 def test_numbers_and_quoted_text_are_read_from_the_question(question, numbers, strings):
@@ -35,3 +38,13 @@ def test_few_values_are_found_as_words_of_the_question():
     values = ["France", "UK", "Ukraine", "New Zealand", True, 3]
     found = mentioned_values("orders shipped to france or to NEW ZEALAND from Ukraine", values)
     assert found == ["France", "Ukraine", "New Zealand"]  # in the values' order; "UK" is not "Ukraine"
+
+
+def test_number_words_are_read_only_in_the_language_asked():
+    assert question_literals("the three newest movies", language=None) == Literals()
+    assert question_literals("les trois films", language="fr").numbers == (3,)
+
+
+def test_a_year_stated_is_what_a_text_value_may_start_with():
+    """A date kept as text (``orderDate: "1996-07-04"``) is compared with the year as its start."""
+    assert question_literals("orders placed in 1996, the 5 first, 3.5 kg, 12000 units").years == ("1996",)

@@ -116,6 +116,7 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
     model, tokenizer = tiny
     clauses, space = space_for(question, tokenizer)
     literals = question_literals(question)
+    years = {("STARTS WITH", year) for year in literals.years}  # a year stated, as the start of a date kept as text
     for result in top_m(model, prompt_ids(tokenizer, l1_messages(question)), space.radix(), m):
         query = space.query_for(result.sequence)
         assert query is not None and query.pattern in PATTERNS
@@ -139,7 +140,7 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
             )
             assert item.key in keys
             values = set(literals.numbers) | set(literals.strings) | set(keys[item.key].values or []) | {True, False}
-            assert item.value is None or item.value in values
+            assert item.value is None or item.value in values or (item.op, item.value) in years
         target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
         assert set(query.projection.properties) <= set(target_keys)
         if query.order is not None and query.order.before:  # ordered by a key of the target

@@ -152,6 +152,27 @@ def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):
     assert {"released", "title"} <= {c for p in kept for c in p.columns}
 
 
+def test_a_year_finds_the_dates_kept_as_text_that_start_with_it(store):
+    """Dates kept as text (as CSV imports keep them): "placed in 1996" is ``STARTS WITH '1996'``,
+    and the year spelled in digits is all the question needs to state."""
+    from graphraft.graph.records import NodeRecord
+
+    store.load_nodes(
+        [
+            NodeRecord(f"o:{n}", ("Order",), {"name": f"order {n}", "orderDate": date})
+            for n, date in enumerate(["1996-07-04", "1996-12-30", "1997-01-02", "2001-1996"])
+        ]
+    )
+    question = "which orders were placed in 1996"
+    schema = store.schema()
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    wanted = Query(Pattern(AnchorRef(None, ("Order",)), (), 0), (Filter(0, "orderDate", "STARTS WITH", "1996"),))
+    gold = result_key([["order 0"], ["order 1"]])
+    found = reproduce(store, label_roots(schema), clauses, gold, key_of)
+    assert render_query(wanted) in [render_query(q) for q in found.queries]
+    assert {row["id"] for row in store.read(render_query(wanted, store.graph_label))} == {"o:0", "o:1"}
+
+
 def test_a_result_no_query_gives_is_not_reproduced(store):
     load(store)
     question = "which movies came out after 2000"

@@ -108,6 +108,7 @@ class ClauseSpace:
                 out += [(key, op, n) for n in self.literals.numbers for op in COMPARISONS]
             elif info.type == "string":
                 out += [(key, op, s) for s in self.literals.strings for op in TEXT_OPERATORS]
+                out += [(key, "STARTS WITH", y) for y in self.literals.years if y not in self.literals.strings]
                 named = mentioned_values(self.question, info.values or [])
                 named = [v for v in named if v not in self.literals.strings]
                 out += [(key, op, v) for v in named for op in ("=", "<>")]

@@ -3,7 +3,10 @@
 Numbers (``2000``, ``3.5``, ``1,000``; a decade, ``1960s``, states its first year and the next
 decade's, the bounds of its range; ``'90s`` names no century and states nothing) and quoted
 text (``'Speed has no limits'``, ``"Matrix"``, typographic quotes too) are read from the
-question's characters, in any language; nothing here knows a word of English. A property
+question's characters, in any language. Numbers spelled out (``the three newest movies``) are
+read by text2num's ``alpha2digit`` in the question's language (``NUMBER_WORDS``: English; it
+knows French, Spanish, Portuguese, German, Italian and Dutch too), which leaves alone a lone
+"one" or "zero" and ordinals below "third"; nothing else here knows a word of a language. A property
 with few values (the schema lists them) may also be compared with one of its values that the
 question spells out (``France``), found by looking the values up in the question, not the
 question's words up in a list."""
@@ -33,11 +36,31 @@ class Literals:
         """What LIMIT may say: 1 (the one most or least ...), and each whole number the question states."""
         return tuple(sorted({1} | {n for n in self.numbers if isinstance(n, int) and 1 <= n <= MAX_LIMIT}))
 
+    @property
+    def years(self) -> tuple[str, ...]:
+        """What a text value may start with: each four-digit whole number the question states, as
+        text (a date kept as text: ``o.orderDate STARTS WITH '1996'`` for "orders placed in 1996")."""
+        return tuple(str(n) for n in self.numbers if isinstance(n, int) and 1000 <= n <= 9999)
 
-def question_literals(question: str) -> Literals:
-    """The numbers and quoted strings of a question, each once, in the order they appear."""
+
+#: the language whose number words are read (a text2num language code; None: digits only)
+NUMBER_WORDS: str | None = "en"
+
+
+def digits(text: str, language: str | None = NUMBER_WORDS) -> str:
+    """``text`` with the numbers it spells out in ``language`` written in digits."""
+    if not language:
+        return text
+    from text_to_num import alpha2digit
+
+    return alpha2digit(text, language)
+
+
+def question_literals(question: str, language: str | None = NUMBER_WORDS) -> Literals:
+    """The numbers (in digits, or spelled out in ``language``) and quoted strings of a question,
+    each once, in the order they appear."""
     strings = [next(group for group in match.groups() if group) for match in _QUOTED.finditer(question)]
-    unquoted = _QUOTED.sub(" ", question)
+    unquoted = digits(_QUOTED.sub(" ", question), language)
     found: list[tuple[int, list[int | float]]] = []  # (where, its numbers)
     for match in _DECADE.finditer(unquoted):
         start = int(match.group(1))
