@@ -17,7 +17,8 @@ variant's evaluation report (every question's failure class and top query) in OU
 
 ``--self-train N`` (0: none) writes N training questions a hop, text only, to
 OUT/unlabelled-questions.txt and self-trains the generated-only L1 on them (`graphraft train l1
---self-train`, ``--rounds`` rounds at most); each round's L1 is one more row. No answer of those
+--self-train`, ``--rounds`` rounds at most); each round's L1 is one more row, scored as soon as it is
+trained (a run stopped part way keeps the figures of the rounds it finished). No answer of those
 questions is used: the file holds their text.
 
 ``--reshape`` adds the same self-training with ``--self-train-reshape``: every round makes the
@@ -200,7 +201,14 @@ def round_one_labels(args, output_dir: Path) -> Path | None:
 
 
 def self_train_variant(
-    settings, generated: Path, start: Path, questions: Path, args, reshape: bool = False, real: Path | None = None
+    settings,
+    generated: Path,
+    start: Path,
+    questions: Path,
+    args,
+    reshape: bool = False,
+    real: Path | None = None,
+    rounds: int | None = None,
 ) -> dict:
     from graphraft.training.self_training import LABELS, self_train
 
@@ -214,7 +222,7 @@ def self_train_variant(
         "max_train_examples": args.examples,
         "self_train.questions": str(questions),
         "self_train.start": str(start),
-        "self_train.rounds": args.rounds,
+        "self_train.rounds": rounds or args.rounds,
         "self_train.reshape": reshape,
         "self_train.reshape_hops": not even,
         "self_train.reshape_types": not (reshape and args.reshape_types == "even"),
@@ -430,31 +438,41 @@ def main() -> None:
         questions = unlabelled_questions(args.dataset, args.self_train, args.out)
         kinds = (True,) if args.reshape_only else (False, True) if args.reshape else (False,)
         for reshape in kinds:
-            report = self_train_variant(settings, generated, start, questions, args, reshape, real)
-            for entry in report["rounds"][1:]:
-                if "adapter" not in entry:  # a round that labelled and stopped: nothing new to score
-                    print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
-                    continue
-                trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
-                even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
-                even += " (types even)" if args.reshape_types == "even" else ""
-                even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
-                even += " (dropped labels' closest queries too)" if args.reshape_unsure else ""
-                prior = f", prior re-estimated{even}" if reshape else ""
-                prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
-                prior += ", centered" if args.wording_center else ""
-                prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
-                prior += ", phrases alone" if args.phrases_only else ""
-                prior += f", after {args.continue_from}" if args.continue_from else ""
-                prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
-                record(
-                    f"+ self-training{prior}, round {entry['round']} "
-                    f"({entry['kept']} of {entry['questions']} labelled)",
-                    args.self_train_start,
-                    real,
-                    trained,
-                    Path(entry["adapter"]),
-                )
+            scored: set[int] = set()
+            # one round more at a time (each run goes on from the rounds trained before), each scored
+            # once trained: a run stopped part way has the figures of the rounds it finished
+            for upto in range(1, args.rounds + 1):
+                report = self_train_variant(settings, generated, start, questions, args, reshape, real, upto)
+                entries = [entry for entry in report["rounds"][1:] if entry["round"] not in scored]
+                scored |= {entry["round"] for entry in entries}
+                for entry in entries:
+                    if "adapter" not in entry:  # a round that labelled and stopped: nothing new to score
+                        print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
+                        continue
+                    trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
+                    even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
+                    even += " (types even)" if args.reshape_types == "even" else ""
+                    even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
+                    even += " (dropped labels' closest queries too)" if args.reshape_unsure else ""
+                    prior = f", prior re-estimated{even}" if reshape else ""
+                    prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
+                    prior += ", centered" if args.wording_center else ""
+                    prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
+                    prior += ", phrases alone" if args.phrases_only else ""
+                    prior += f", after {args.continue_from}" if args.continue_from else ""
+                    prior += (
+                        f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
+                    )
+                    record(
+                        f"+ self-training{prior}, round {entry['round']} "
+                        f"({entry['kept']} of {entry['questions']} labelled)",
+                        args.self_train_start,
+                        real,
+                        trained,
+                        Path(entry["adapter"]),
+                    )
+                if len(report["rounds"]) <= upto or "adapter" not in report["rounds"][-1]:
+                    break  # the rounds stopped before this many (no label kept, the labels did not move)
             report_file = args.out / f"{self_train_name(reshape, args).replace('-', '_')}.json"
             report_file.write_text(json.dumps(report, indent=2))
     curve = [r for r in results if r["variant"] == "generated only" or "real pairs" in r["variant"]]
