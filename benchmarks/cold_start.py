@@ -183,6 +183,22 @@ def self_train_name(reshape: bool, args) -> str:
     return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
 
 
+def self_train_row(reshape: bool, args, entry: dict) -> str:
+    """A self-training round's row in the table: its settings, its round and its labels."""
+    even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
+    even += " (types even)" if args.reshape_types == "even" else ""
+    even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
+    even += " (dropped labels' closest queries too)" if args.reshape_unsure else ""
+    prior = f", prior re-estimated{even}" if reshape else ""
+    prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
+    prior += ", centered" if args.wording_center else ""
+    prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
+    prior += ", phrases alone" if args.phrases_only else ""
+    prior += f", after {args.continue_from}" if args.continue_from else ""
+    prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
+    return f"+ self-training{prior}, round {entry['round']} ({entry['kept']} of {entry['questions']} labelled)"
+
+
 def round_one_labels(args, output_dir: Path) -> Path | None:
     """Another variant's round-1 label file from the generated-only L1, whose rows keep L1's
     queries (the plain variants' files from before may not: taken only by a variant decided as
@@ -450,22 +466,8 @@ def main() -> None:
                         print(f"round {entry['round']}: stopped, {entry.get('stopped')}", flush=True)
                         continue
                     trained = json.loads((Path(entry["adapter"]).parent / "summary.json").read_text())
-                    even = " (shapes, hops even)" if args.reshape_hops == "even" else ""
-                    even += " (types even)" if args.reshape_types == "even" else ""
-                    even += f" (smoothed {args.reshape_smoothing:g})" if args.reshape_smoothing else ""
-                    even += " (dropped labels' closest queries too)" if args.reshape_unsure else ""
-                    prior = f", prior re-estimated{even}" if reshape else ""
-                    prior += f", relabel {args.relabel}" if args.relabel != "none" else ""
-                    prior += ", centered" if args.wording_center else ""
-                    prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
-                    prior += ", phrases alone" if args.phrases_only else ""
-                    prior += f", after {args.continue_from}" if args.continue_from else ""
-                    prior += (
-                        f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
-                    )
                     record(
-                        f"+ self-training{prior}, round {entry['round']} "
-                        f"({entry['kept']} of {entry['questions']} labelled)",
+                        self_train_row(reshape, args, entry),
                         args.self_train_start,
                         real,
                         trained,
