@@ -45,13 +45,6 @@ class Reproduction:
     exhausted: bool = False  # the time budget ended the search before every path was worked through
 
 
-def filter_sets(clauses: ClauseSpace, pattern: Pattern) -> Iterator[tuple[Filter, ...]]:
-    """Every set of filters the clause space allows on a path, in the renderer's order."""
-    allowed = sorted(clauses.filters(pattern), key=filter_order)
-    for size in range(clauses.max_filters + 1):
-        yield from itertools.combinations(allowed, size)
-
-
 #: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
 #: be returned — some binding's value of it is among the gold's values
 Admit = Callable[[str, str], bool]
@@ -295,6 +288,24 @@ def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
     return any(w in (1, 2) for w in widths)
 
 
+#: the most bindings the search keeps read between its passes (paths beyond it are read again)
+KEPT_BINDINGS = 200_000
+
+
+@dataclass
+class _PathState:
+    """What the search knows of one path between its passes: its bindings, which projections
+    could give rows as wide as the gold's, the bindings each filter keeps, and the sets of
+    bindings a filter set already kept (another set keeping the same gives the same results)."""
+
+    pattern: Pattern
+    every: list[dict[str, dict]]
+    shaped: list[Projection]
+    allowed: list[Filter]
+    kept: dict[Filter, frozenset[int]] = dataclasses.field(default_factory=dict)
+    subsets: set[frozenset[int]] = dataclasses.field(default_factory=set)
+
+
 def reproduce(
     store: GraphStore,
     patterns: Iterable[Pattern],
@@ -308,7 +319,12 @@ def reproduce(
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
     node id named by ``names``. ``first``: stop at the first confirmed query; ``budget_s``: stop
-    after that many seconds (``exhausted`` says so)."""
+    after that many seconds (``exhausted`` says so).
+
+    Breadth first: every path with no filter, then every path with one, then with two — a gold
+    query with few filters on a later path is not left behind a path with many filter sets (a
+    label root's 1-hop path has thousands), so a search the budget stops has tried the simpler
+    queries everywhere."""
     found = Reproduction([])
     started = time.perf_counter()
     widths = {len(row) for row in gold}
@@ -316,6 +332,9 @@ def reproduce(
     names: dict[str, str] = {}
     tried: set[str] = set()
     linked: dict[tuple, set | None] = {}  # the ids of a label's nodes that have a kind of relationship
+    patterns = list(patterns)
+    states: dict[int, _PathState | None] = {}  # kept between passes, up to KEPT_BINDINGS bindings in all
+    held = 0
 
     def confirm(query: Query) -> bool:
         text = render_query(query)
@@ -333,90 +352,139 @@ def reproduce(
             return True
         return False
 
-    for pattern in patterns:
+    def gives_gold(rows: list[tuple]) -> bool:
+        return result_key(rows, names) == gold
+
+    def state_of(index: int) -> _PathState | None:
+        """The path's state, read (again) when not kept; None: too many bindings, or an error."""
+        nonlocal held
+        if index in states:
+            return states[index]
+        pattern = patterns[index]
         keys = _keys_of(clauses, pattern)
-        found.matches += 1
         try:
             rows = store.read(
                 bindings_text(pattern, keys, store.graph_label) + f" LIMIT {MAX_BINDINGS + 1}", timeout_ms=timeout_ms
             )
         except GraphRAFTError:
+            states[index] = None
             found.skipped += 1
-            continue
+            return None
         if len(rows) > MAX_BINDINGS:
+            states[index] = None
             found.skipped += 1
-            continue
+            return None
         every = _bindings(keys, rows, names)
         admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
         shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
-        target = pattern.variable(pattern.target)
-        everything = frozenset(range(len(every)))
-        kept: dict[Filter, frozenset[int]] = {}  # the bindings each filter keeps, found once
-        subsets: set[frozenset[int]] = set()  # filter sets that keep the same bindings give the same results
-        for filters in filter_sets(clauses, pattern):
-            if budget_s is not None and time.perf_counter() - started > budget_s:
-                found.exhausted = True
-                return found
-            chosen = everything
-            for item in filters:
-                if item not in kept:
-                    variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
-                    if item.op in EXISTENCE:
-                        having = _linked(store, pattern.labels_of(item.element), item, linked, timeout_ms)
-                        kept[item] = frozenset(
-                            i for i, b in enumerate(every) if having is not None and b[variable]["id"] not in having
-                        )
-                    else:
-                        kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
-                chosen = chosen & kept[item]
-            if not chosen or chosen in subsets:
+        state = _PathState(pattern, every, shaped, sorted(clauses.filters(pattern), key=filter_order))
+        if held + len(every) <= KEPT_BINDINGS:
+            states[index] = state
+            held += len(every)
+        return state
+
+    for size in range(clauses.max_filters + 1):
+        for index in range(len(patterns)):
+            if size == 0:
+                found.matches += 1
+            state = state_of(index)
+            if state is None:
                 continue
-            subsets.add(chosen)
-            bindings = [every[i] for i in sorted(chosen)]
-            targets = list({b[target].get("id"): b[target] for b in bindings}.values())
-            limited = len(gold) in clauses.literals.limits
-            for projection in shaped:
-                if (
-                    projection.aggregate is None
-                    and not projection.values
-                    and (
-                        (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
-                        or (len(targets) < len(gold) and not projection.beside)  # a row per target exactly
-                    )
-                ):
-                    continue
-                query = Query(pattern, filters, projection)
-                full = rows_of(query, bindings, targets)
-                if len(full) == len(gold):
-                    if result_key(full, names) == gold and confirm(query) and first:
-                        return found
-                    continue
-                # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
-                if len(full) < len(gold) or len(gold) not in clauses.literals.limits:
-                    continue
-                limit = len(gold)
-                start = 0 if projection.values else 1  # the columns an order may name
-                for index, column in enumerate(projection.columns[start:], start):
-                    for descending in (False, True):
-                        ordered = _ordered(full, index, descending)
-                        if ordered and result_key(ordered[:limit], names) == gold:
-                            candidate = Query(pattern, filters, projection, Order(column, descending), limit)
-                            if confirm(candidate) and first:
-                                return found
-            # the first k target nodes by a property not returned (an order before the projection)
-            if len(gold) >= len(targets) or len(gold) not in clauses.literals.limits:
-                continue
-            plain = [p for p in shaped if p.aggregate is None and not p.beside and not p.values]
-            if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
-                continue
-            for key in clauses.properties(pattern.labels_of(pattern.target)):
-                for descending in (False, True):
-                    ordered = _ordered([(t.get(key), t) for t in targets], 0, descending)
-                    kept_nodes = [t for _, t in ordered[: len(gold)]]
-                    for projection in plain:
-                        top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
-                        if result_key(top, names) == gold:
-                            order = Order(key, descending, before=True)
-                            if confirm(Query(pattern, filters, projection, order, len(gold))) and first:
-                                return found
+            for filters in itertools.combinations(state.allowed, size):
+                if budget_s is not None and time.perf_counter() - started > budget_s:
+                    found.exhausted = True
+                    return found
+                hit = _search(state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first)
+                if hit and first:
+                    return found
     return found
+
+
+def _search(
+    state: _PathState,
+    filters: tuple[Filter, ...],
+    store: GraphStore,
+    clauses: ClauseSpace,
+    gold: frozenset,
+    gives_gold: Callable[[list[tuple]], bool],
+    linked: dict[tuple, set | None],
+    timeout_ms: int | None,
+    confirm: Callable[[Query], bool],
+    first: bool = False,
+) -> bool:
+    """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
+    have the database confirm those that give the gold result; whether one was confirmed
+    (``first``: stop at the first)."""
+    pattern, every, kept = state.pattern, state.every, state.kept
+    target = pattern.variable(pattern.target)
+    chosen = frozenset(range(len(every)))
+    for item in filters:
+        if item not in kept:
+            variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
+            if item.op in EXISTENCE:
+                having = _linked(store, pattern.labels_of(item.element), item, linked, timeout_ms)
+                kept[item] = frozenset(
+                    i for i, b in enumerate(every) if having is not None and b[variable]["id"] not in having
+                )
+            else:
+                kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
+        chosen = chosen & kept[item]
+    if not chosen or chosen in state.subsets:
+        return False
+    state.subsets.add(chosen)
+    bindings = [every[i] for i in sorted(chosen)]
+    targets = list({b[target].get("id"): b[target] for b in bindings}.values())
+    limited = len(gold) in clauses.literals.limits
+    confirmed = False
+    for projection in state.shaped:
+        if (
+            projection.aggregate is None
+            and not projection.values
+            and (
+                (len(targets) > len(gold) and not limited)  # a row per target at least, and no LIMIT
+                or (len(targets) < len(gold) and not projection.beside)  # a row per target exactly
+            )
+        ):
+            continue
+        query = Query(pattern, filters, projection)
+        full = rows_of(query, bindings, targets)
+        if len(full) == len(gold):
+            if gives_gold(full) and confirm(query):
+                if first:
+                    return True
+                confirmed = True
+            continue
+        # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
+        if len(full) < len(gold) or not limited:
+            continue
+        limit = len(gold)
+        start = 0 if projection.values else 1  # the columns an order may name
+        for index, column in enumerate(projection.columns[start:], start):
+            for descending in (False, True):
+                ordered = _ordered(full, index, descending)
+                if (
+                    ordered
+                    and gives_gold(ordered[:limit])
+                    and confirm(Query(pattern, filters, projection, Order(column, descending), limit))
+                ):
+                    if first:
+                        return True
+                    confirmed = True
+    # the first k target nodes by a property not returned (an order before the projection)
+    if len(gold) >= len(targets) or not limited:
+        return confirmed
+    plain = [p for p in state.shaped if p.aggregate is None and not p.beside and not p.values]
+    if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
+        return confirmed
+    for key in clauses.properties(pattern.labels_of(pattern.target)):
+        for descending in (False, True):
+            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending)
+            kept_nodes = [t for _, t in ordered[: len(gold)]]
+            for projection in plain:
+                top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
+                order = Order(key, descending, before=True)
+                if gives_gold(top) and confirm(Query(pattern, filters, projection, order, len(gold))):
+                    if first:
+                        return True
+                    confirmed = True
+    return confirmed
