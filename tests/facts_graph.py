@@ -4,11 +4,11 @@ movies graph keeps them; tests compute what a query should return from these lis
 from graphraft.graph.records import NodeRecord, RelationshipRecord
 
 PEOPLE = {
-    "p:keanu": {"name": "Keanu Reeves", "born": 1964},
-    "p:carrie": {"name": "Carrie-Anne Moss", "born": 1967},
-    "p:lana": {"name": "Lana Wachowski", "born": 1965},
-    "p:tom": {"name": "Tom Hanks", "born": 1956},
-    "p:jessica": {"name": "Jessica Thompson"},  # born unknown
+    "p:keanu": {"name": "Keanu Reeves", "born": 1964, "country": "Canada"},
+    "p:carrie": {"name": "Carrie-Anne Moss", "born": 1967, "country": "Canada"},
+    "p:lana": {"name": "Lana Wachowski", "born": 1965, "country": "USA"},
+    "p:tom": {"name": "Tom Hanks", "born": 1956, "country": "USA"},
+    "p:jessica": {"name": "Jessica Thompson"},  # born unknown, country unknown
 }
 MOVIES = {
     "m:matrix": {"title": "The Matrix", "released": 1999, "tagline": "Welcome to the Real World"},

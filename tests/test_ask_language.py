@@ -3,6 +3,7 @@ counts and label roots, and a value query's rows reach the answer and its eviden
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
@@ -124,6 +125,18 @@ def test_groups_kept_by_their_aggregate_are_answered(asker):
     directed = {p: sum(d == p for d, _ in DIRECTED) for p, _ in DIRECTED}
     assert answer.values == [{"id": p, "count": n} for p, n in sorted(directed.items()) if n > 1]
     assert [a.id for a in answer.answers] == [p for p, n in sorted(directed.items()) if n > 1]
+
+
+def test_a_count_per_value_of_a_property_is_answered(asker):
+    """How many people come from each country: grouped by a property's values, not by nodes;
+    the rows are values (no node is answered), the missing country a group of its own."""
+    wanted = "MATCH (n0:Person) RETURN n0.country AS country_0, count(DISTINCT n0) AS count ORDER BY count DESC"
+    answer = asker(wanted).ask("how many people come from each country")
+    assert answer.queries[0].cypher == wanted
+    counts = collections.Counter(p.get("country") for p in PEOPLE.values())
+    assert {(row["country_0"], row["count"]) for row in answer.values} == set(counts.items())
+    assert [row["count"] for row in answer.values] == sorted(counts.values(), reverse=True)
+    assert answer.answers == []  # values, not nodes
 
 
 def test_a_path_back_to_its_root_is_answered(asker):

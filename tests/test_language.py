@@ -202,6 +202,28 @@ CASES = {
             if any(n == m for _, n in ACTED_IN) and max(PEOPLE[p]["born"] for p, n in ACTED_IN if n == m) >= 1964
         },
     ),
+    "a count per value of a property: people per country": (
+        Query(
+            Pattern(PEOPLE_ROOT, (), 0),
+            projection=Projection(aggregate="count", group=0, group_key="country"),
+            order=Order("count", True),
+        ),
+        "MATCH (n0:Person) RETURN n0.country AS country_0, count(DISTINCT n0) AS count ORDER BY count DESC",
+        set(Counter(p.get("country") for p in PEOPLE.values()).items()),
+    ),
+    "groups of another node's values kept by their aggregate: countries whose actors made 3 movies or more": (
+        Query(
+            Pattern(MOVIE_ROOT, (ACTED_BACK,), 0),
+            projection=Projection(aggregate="count", group=1, group_key="country", having=(">=", 3)),
+        ),
+        "MATCH (n0:Movie)<-[r1:ACTED_IN]-(n1:Person) WITH n1.country AS country_1, count(DISTINCT n0) AS count "
+        "WHERE count >= 3 RETURN country_1 AS country_1, count AS count",
+        {
+            (country, len(movies))
+            for country in {p.get("country") for p in PEOPLE.values()}
+            if len(movies := {m for p, m in ACTED_IN if PEOPLE[p].get("country") == country}) >= 3
+        },
+    ),
     "a property's distinct values alone": (
         Query(Pattern(PEOPLE_ROOT, (ACTED,), 0), projection=Projection(("born",), values=True)),
         "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN DISTINCT n0.born AS born",
@@ -319,6 +341,8 @@ def test_literals_are_escaped_and_typed():
         lambda: Projection(aggregate="count", group=0, having=("CONTAINS", 1)),
         lambda: Projection(aggregate="count", group=0, having=(">", "1")),  # compared with a number
         lambda: Projection(aggregate="count", group=0, hidden=True),  # only a kept group's aggregate is left out
+        lambda: Projection(aggregate="count", group_key="country"),  # a group's property goes with a group
+        lambda: Projection(group=0, group_key="country"),  # and with an aggregate
         lambda: Query(  # an aggregate not returned orders nothing
             Pattern(PEOPLE_ROOT, (DIRECTS,), 1),
             projection=Projection(aggregate="count", group=0, having=(">", 1), hidden=True),
@@ -392,11 +416,21 @@ def _decisions(query: Query) -> list:
     out += [("filter", f) for f in query.filters]
     projection = query.projection
     if query.order is not None and query.order.before:  # decided where the filters end
-        out += [("order before", query.order), ("limit", query.limit), ("aggregate", None, None, None, None, None)]
+        out += [("order before", query.order), ("limit", query.limit), ("aggregate", *([None] * 6))]
         return out + [("property", key) for key in projection.properties] + [("end of properties",)]
     if projection.having is None:  # RETURN; groups kept by their aggregate begin WITH
         out += [("end of filters",)]
-    out += [("aggregate", projection.aggregate, projection.group, projection.key, projection.step, projection.having)]
+    out += [
+        (
+            "aggregate",
+            projection.aggregate,
+            projection.group,
+            projection.group_key,
+            projection.key,
+            projection.step,
+            projection.having,
+        )
+    ]
     out += [("shown", not projection.hidden)] if projection.having is not None else []
     out += [("property", key) for key in projection.properties] + [("end of properties",)]
     out += [("other", item) for item in projection.others] + [("end of others",)]
@@ -441,6 +475,13 @@ def _queries() -> list[Query]:
         projections += [
             Projection(aggregate="count", group=g, having=(">", 1), hidden=hidden)
             for g in beside_of(pattern)
+            for hidden in (True, False)
+        ]
+        free = [n for n in nodes if pattern.variable(n) not in ("a", "b")]  # per a value of a node's property
+        projections += [Projection(aggregate="count", group=g, group_key="country") for g in free]
+        projections += [
+            Projection(aggregate="max", key="born", group=g, group_key="country", having=(">", 1), hidden=hidden)
+            for g in free
             for hidden in (True, False)
         ]
         beside = [n for n in nodes if n != pattern.target and pattern.variable(n) not in ("a", "b")]

@@ -97,6 +97,15 @@ CASES = {
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),
     ),
+    "a count per value of a property": (
+        "the 2 countries most people come from",
+        Query(
+            Pattern(AnchorRef(None, ("Person",)), (), 0),
+            projection=Projection(aggregate="count", group=0, group_key="country"),
+            order=Order("count", True),
+            limit=2,
+        ),
+    ),
     "an aggregate per node": (
         "each actor's latest movie year",
         Query(PEOPLE_ACTING, projection=Projection(aggregate="max", key="released", group=0)),

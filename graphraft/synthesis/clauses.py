@@ -178,15 +178,25 @@ class ClauseSpace:
                 keys = sorted(key for key, info in props.items() if info.type in NUMERIC)
                 aggregates += [(fn, key, step) for key in keys for fn in AGGREGATES[1:]]
         out += [(Projection(aggregate=fn, key=key, step=s), "end") for fn, key, s in aggregates]
-        groups = [node for node in pattern.nodes if node != target and pattern.variable(node) not in ("a", "b")]
+        free = [node for node in pattern.nodes if pattern.variable(node) not in ("a", "b")]  # not anchors
+        # per another node, or per value of a text property of a node of the path (the target's too)
+        groups: list[tuple[int, str | None]] = [(node, None) for node in free if node != target]
+        groups += [
+            (node, key)
+            for node in free
+            for key, info in self.properties(pattern.labels_of(node)).items()
+            if info.type == "string"
+        ]
         out += [
-            (Projection(aggregate=fn, key=key, group=g, step=s), "order") for g in groups for fn, key, s in aggregates
+            (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k), "order")
+            for g, k in groups
+            for fn, key, s in aggregates
         ]
         # the groups whose aggregate compares with a number of the question (the aggregate then
         # returned beside them or not: the "having" stage)
         out += [
-            (Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True), "having")
-            for g in groups
+            (Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True, group_key=k), "having")
+            for g, k in groups
             for fn, key, s in aggregates
             for n in self.literals.numbers
             for op in COMPARISONS

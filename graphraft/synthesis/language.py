@@ -15,9 +15,11 @@ target) and the clauses that follow it, each decided after the one before::
   relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
   count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
   ``avg(r1.rating) AS avg``, the target then the path's last node); an aggregate per another node of
-  the path (``n0.id AS id, count(DISTINCT n1) AS count``), or only the groups whose aggregate
-  compares with a number (``WITH n0, count(DISTINCT n1) AS count WHERE count > 2 RETURN n0.id
-  AS id[, count AS count]``);
+  the path (``n0.id AS id, count(DISTINCT n1) AS count``) or per value of a text property of a
+  node of the path, the target's own too (``n0.country AS country_0, count(DISTINCT n0) AS
+  count``: customers per country), or only the groups whose aggregate compares with a number
+  (``WITH n0, count(DISTINCT n1) AS count WHERE count > 2 RETURN n0.id AS id[, count AS
+  count]``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
   or the target nodes ordered (and limited) by a property of theirs that is not returned, before
   what is returned: ``WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 3 RETURN n0.id AS id``
@@ -134,8 +136,10 @@ class Projection:
     their property ``key``, or of the ``step``-th relationship's: the average rating of the
     reviews), per node ``group`` of the path when given; ``having`` ``(op, number)``: only the
     groups whose aggregate compares so (people who directed more than 2 movies), the aggregate
-    returned beside them unless ``hidden``. ``values``: the target's properties alone, without its
-    ids (``RETURN DISTINCT n1.born AS born``: the distinct birth years, not one row a person)."""
+    returned beside them unless ``hidden``. ``group_key``: grouped by that property's values of
+    node ``group`` (the target's too: customers per country), not by the nodes. ``values``: the
+    target's properties alone, without its ids (``RETURN DISTINCT n1.born AS born``: the distinct
+    birth years, not one row a person)."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -147,8 +151,11 @@ class Projection:
     having: tuple[str, int | float] | None = None
     hidden: bool = False
     values: bool = False
+    group_key: str | None = None
 
     def __post_init__(self) -> None:
+        if self.group_key is not None and self.group is None:
+            raise ValueError("a group's property goes with a group")
         if self.values and (self.aggregate is not None or not self.properties or self.beside):
             raise ValueError("values alone are the target's properties, one or more, and nothing else")
         if self.having is not None:
@@ -189,14 +196,15 @@ class Projection:
         if self.aggregate is None:
             others = (other_column(*o) for o in self.others)
             return ("id", *self.properties, *others, *(edge_column(*e) for e in self.edges))
+        group = "id" if self.group_key is None else other_column(self.group, self.group_key)
         if self.hidden:
-            return ("id",)
-        return (("id",) if self.group is not None else ()) + (self.aggregate,)
+            return (group,)
+        return ((group,) if self.group is not None else ()) + (self.aggregate,)
 
     @property
     def orderable(self) -> tuple[str, ...]:
         """The columns an ORDER BY may name: every one but the ids."""
-        return self.columns if self.values else self.columns[1:]
+        return self.columns if self.values or self.group_key is not None else self.columns[1:]
 
     @property
     def beside(self) -> bool:
@@ -248,8 +256,10 @@ class Query:
             if not 1 <= step <= hops:
                 raise ValueError(f"no relationship {step} on the path")
         group = self.projection.group
-        if group is not None and (not 0 <= group < nodes or group == self.pattern.target):
-            raise ValueError("an aggregate is grouped by another node of the path")
+        if group is not None and not 0 <= group < nodes:
+            raise ValueError(f"no node {group} on the path")
+        if group == self.pattern.target and self.projection.group_key is None:
+            raise ValueError("an aggregate is grouped by another node of the path, or by a property's values")
         if self.projection.step is not None:
             if self.projection.step > hops:
                 raise ValueError(f"no relationship {self.projection.step} on the path")
@@ -271,7 +281,9 @@ class Query:
         """Its ``id`` column holds nodes (a node answer, or the group an aggregate is per)."""
         if self.projection.values:
             return False
-        return self.projection.aggregate is None or self.projection.group is not None
+        if self.projection.aggregate is None:
+            return True
+        return self.projection.group is not None and self.projection.group_key is None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"pattern": self.pattern.to_dict()}
@@ -288,6 +300,8 @@ class Query:
                 "key": self.projection.key,
                 "group": self.projection.group,
             }
+            if self.projection.group_key is not None:
+                data["projection"]["group_key"] = self.projection.group_key
             if self.projection.step is not None:
                 data["projection"]["step"] = self.projection.step
             if self.projection.having is not None:
@@ -335,6 +349,7 @@ class Query:
                 tuple(projection["having"]) if projection.get("having") else None,
                 bool(projection.get("hidden", False)),
                 bool(projection.get("values", False)),
+                projection.get("group_key"),
             )
             if projection
             else Projection(),
@@ -399,10 +414,15 @@ def returns_piece(query: Query) -> str:
     if projection.group is None:
         return " RETURN " + value
     group = pattern.variable(projection.group)
+    if projection.group_key is not None:  # the group's values, under their column name
+        column = other_column(projection.group, projection.group_key)
+        grouped, returned = f"{group}.{quote_identifier(projection.group_key)} AS {column}", f"{column} AS {column}"
+    else:
+        grouped, returned = group, f"{group}.id AS id"
     if projection.having is not None:  # the groups kept, then (``having_piece``) their aggregate
         op, number = projection.having
-        return f" WITH {group}, {value} WHERE {projection.aggregate} {op} {literal(number)} RETURN {group}.id AS id"
-    return f" RETURN {group}.id AS id, {value}"
+        return f" WITH {grouped}, {value} WHERE {projection.aggregate} {op} {literal(number)} RETURN {returned}"
+    return f" RETURN {grouped if projection.group_key is not None else returned}, {value}"
 
 
 def having_piece(projection: Projection) -> str:

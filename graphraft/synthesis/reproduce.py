@@ -61,7 +61,7 @@ def projections(clauses: ClauseSpace, pattern: Pattern, admit: Admit | None = No
     others = [(n, k) for n, k in clauses.other_columns(pattern) if admit(pattern.variable(n), k or "id")]
     edges = [(step, k) for step, k in clauses.edge_columns(pattern) if admit(f"r{step}", k)]
     for projection, following in clauses.projections(pattern):
-        if projection.group is not None and not admit(pattern.variable(projection.group), "id"):
+        if projection.group is not None and not admit(pattern.variable(projection.group), projection.group_key or "id"):
             continue
         if following == "having":  # the groups kept, with their aggregate beside them or not
             yield projection
@@ -239,10 +239,10 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
     if projection.group is None:
         groups = {None: bindings}
     else:
-        group_variable = pattern.variable(projection.group)
+        group_variable, group_key = pattern.variable(projection.group), projection.group_key or "id"
         groups = {}
         for binding in bindings:
-            groups.setdefault(binding[group_variable].get("id"), []).append(binding)
+            groups.setdefault(binding[group_variable].get(group_key), []).append(binding)
     rows = []
     for key, members in groups.items():
         value = _aggregate(
