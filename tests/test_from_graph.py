@@ -360,7 +360,7 @@ def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store,
 def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_are_the_querys(store, tmp_path):
     """`--language-share`: questions of every form the graph offers (a named node's property, a
     count, filters with a value the graph holds, the first k, an aggregate, the most, the
-    lacking), each query one `ask --language full` can write for its question (its clauses
+    lacking, the most common values), each query one `ask --language full` can write for its question (its clauses
     among the question's grounded choices, its path among those around the anchors found), its
     answers what the query returns, every value it compares with stated in the question."""
     from facts_graph import load as load_facts
@@ -375,7 +375,7 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     assert all(set(row) == set(SynthesisRow.model_fields) for row in rows)
     forms = Counter(r["qtype"].removeprefix("graph:") for r in rows)
     # a text property of a few values (this small graph's taglines) is asked by its value, else by a word
-    assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count"} <= set(forms)
+    assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
     assert {"value", "contains"} & set(forms)
     assert len({r["cypher"] for r in rows}) == 40  # distinct queries
     schema = store.schema()

@@ -2,7 +2,7 @@
 --from-graph --language-share S`): a property of a named node, how many nodes a path reaches, a
 label's nodes filtered by a value one of them holds, the first k by a property, a property's
 highest, lowest, average or total, the node with the most neighbours of a kind, the nodes that
-lack a kind of relationship.
+lack a kind of relationship, the most common values of a text property.
 
 Like the path questions (``from_graph.py``), every word comes from the schema (a label is a
 noun, a property key and a relationship type are split into words) or from a few general English
@@ -31,7 +31,7 @@ from graphraft.synthesis.rows import AnchorRow, SynthesisRow
 from graphraft.synthesis.verbalise import Verbaliser, words_of
 
 #: the forms, each asked in turn (a label's or a relationship type's, or a named node's)
-FORMS = ("filter", "contains", "value", "top", "aggregate", "most", "lacking", "lookup", "count")
+FORMS = ("filter", "contains", "value", "top", "aggregate", "most", "lacking", "lookup", "count", "common")
 #: general English for a comparison with a number (never a data set's own words)
 COMPARISON_WORDS = {
     ">": ("greater than", "more than", "above"),
@@ -217,6 +217,26 @@ class LanguagePlanner:
             question = f"which {self._one(root)} was {verb} by the most {self._them(other)}"
         projection = Projection(aggregate="count", group=0)
         return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
+
+    def _common(self, rng, anchors):
+        """How many of a label's nodes share each value of a text property: the most common k
+        values, or every value with its count."""
+        found = self._keys(rng, "few") if rng.random() < 0.5 else None
+        found = found or self._keys(rng, "text")
+        if found is None:
+            return None
+        root, label, keys = found
+        key, k = rng.choice(keys), rng.choice((None, 1, 3, 5))
+        named, them = _key_words(key), self._them(label)
+        projection = Projection(aggregate="count", group=0, group_key=key)
+        if k is None:
+            question = rng.choice([f"how many {them} are there for each {named}", f"the number of {them} per {named}"])
+            return Query(root, projection=projection), question
+        if k == 1:
+            question = f"which {named} is the most common among {them}"
+        else:
+            question = rng.choice([f"the {k} most common {named}s of {them}", f"list the top {k} {named}s by {them}"])
+        return Query(root, projection=projection, order=Order("count", True), limit=k), question
 
     def _lacking(self, rng, anchors):
         found = self._link(rng)
