@@ -161,6 +161,36 @@ def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):
     assert {"released", "title"} <= {c for p in kept for c in p.columns}
 
 
+def test_a_value_of_a_text_property_of_many_values_the_question_names_is_a_filter(store):
+    """"suppliers from the UK": a text property of more values than a few-valued one (each
+    listed up to NAMED_VALUES) is matched to the question's words; its value is a literal of the
+    clause space, and the query that filters on it is found among the candidates."""
+    from graphraft.graph.records import NodeRecord
+    from graphraft.graph.schema import FEW_VALUES, NAMED_VALUES
+
+    countries = [f"Land{n}" for n in range(FEW_VALUES + 5)] + ["UK"]
+    store.load_nodes(
+        [NodeRecord(f"s:{n}", ("Supplier",), {"name": f"supplier {n}", "country": c}) for n, c in enumerate(countries)]
+        + [
+            NodeRecord(f"c:{n}", ("Customer",), {"name": f"customer {n}", "code": f"C{n}"})
+            for n in range(NAMED_VALUES + 1)
+        ]
+    )
+    schema = store.schema()
+    country = schema.properties["Supplier"]["country"]
+    assert sorted(country.values) == sorted(countries) and not country.few
+    assert schema.properties["Customer"]["code"].values is None  # too many to list
+    question = "which suppliers are from the UK"
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    root = Pattern(AnchorRef(None, ("Supplier",)), (), 0)
+    assert Filter(0, "country", "=", "UK") in clauses.filters(root)
+    assert not any(f.value == "Land1" for f in clauses.filters(root))  # not named: not a literal
+    wanted = Query(root, (Filter(0, "country", "=", "UK"),))
+    gold = result_key([[f"supplier {countries.index('UK')}"]])  # a node by its name, as a gold result names it
+    found = reproduce(store, [root], clauses, gold, key_of)
+    assert render_query(wanted) in [render_query(q) for q in found.queries]
+
+
 def test_a_year_finds_the_dates_kept_as_text_that_start_with_it(store):
     """Dates kept as text (as CSV imports keep them): "placed in 1996" is ``STARTS WITH '1996'``,
     and the year spelled in digits is all the question needs to state."""

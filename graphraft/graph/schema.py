@@ -15,8 +15,11 @@ class SchemaPattern(BaseModel):
         return f"({self.source})-[:{self.type}]->({self.target})"
 
 
-#: a property with at most this many distinct values has them listed
+#: a property with at most this many distinct values has them listed: a few-valued one
 FEW_VALUES = 10
+#: a text property with at most this many distinct values has them listed too, so that a question
+#: naming one ("suppliers from the UK") can be matched to it (``literals.mentioned_values``)
+NAMED_VALUES = 100
 Value = str | int | float | bool
 
 
@@ -25,7 +28,13 @@ class PropertyInfo(BaseModel):
 
     type: str  # string, integer, float, boolean, list, date, datetime, ...; "mixed" when they differ
     sampled: int  # nodes (relationships) of the sample that carry it
-    values: list[Value] | None = None  # every value it takes, when there are at most FEW_VALUES
+    #: every value it takes, when there are at most FEW_VALUES (NAMED_VALUES for text)
+    values: list[Value] | None = None
+
+    @property
+    def few(self) -> bool:
+        """Whether it takes at most FEW_VALUES values (each listed)."""
+        return self.values is not None and len(self.values) <= FEW_VALUES
 
 
 class GraphSchema(BaseModel):

@@ -45,7 +45,7 @@ from graphraft.graph.records import (
     is_reserved_label,
     name_expression,
 )
-from graphraft.graph.schema import FEW_VALUES, GraphSchema, PropertyInfo, SchemaPattern
+from graphraft.graph.schema import FEW_VALUES, NAMED_VALUES, GraphSchema, PropertyInfo, SchemaPattern
 from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
 
@@ -565,13 +565,14 @@ class GraphStore(ABC):
         for key, values in sorted(seen.items()):
             types = {_value_type(v) for v in values}
             info = PropertyInfo(type=types.pop() if len(types) == 1 else "mixed", sampled=len(values))
-            if info.type in {"string", "integer", "float", "boolean"} and len({repr(v) for v in values}) <= FEW_VALUES:
+            most = NAMED_VALUES if info.type == "string" else FEW_VALUES
+            if info.type in {"string", "integer", "float", "boolean"} and len({repr(v) for v in values}) <= most:
                 every = self.read(
-                    f"MATCH {match} WHERE x[$key] IS NOT NULL RETURN DISTINCT x[$key] AS value LIMIT {FEW_VALUES + 1}",
+                    f"MATCH {match} WHERE x[$key] IS NOT NULL RETURN DISTINCT x[$key] AS value LIMIT {most + 1}",
                     {"key": key},
                     timeout_ms=timeout_ms,
                 )
-                if len(every) <= FEW_VALUES:
+                if len(every) <= most:
                     info.values = sorted((row["value"] for row in every), key=lambda v: (str(type(v)), v))
             found[key] = info
         return found
@@ -586,8 +587,8 @@ class GraphStore(ABC):
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        # "2": the schema records each label's and type's properties
-        digest = hashlib.sha256(f"2|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
+        # "2": the schema records each label's and type's properties; "3": a text's values up to NAMED_VALUES
+        digest = hashlib.sha256(f"3|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
 
 

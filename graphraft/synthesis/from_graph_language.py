@@ -115,9 +115,9 @@ class LanguagePlanner:
         if kind == "number":
             keys = sorted(k for k, info in props.items() if info.type in NUMERIC)
         elif kind == "few":
-            keys = sorted(k for k, info in props.items() if info.type == "string" and info.values)
+            keys = sorted(k for k, info in props.items() if info.type == "string" and info.few)
         else:  # a text other than the name first: a name's words are the anchors' business
-            keys = sorted(k for k, info in props.items() if info.type == "string" and not info.values)
+            keys = sorted(k for k, info in props.items() if info.type == "string" and not info.few)
             keys = [k for k in keys if k != self.naming(label)] or keys
         return (Pattern(AnchorRef(None, (label,)), (), 0), label, keys) if keys else None
 
