@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import operator
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -197,6 +198,17 @@ def holds(item: Filter, value: Any) -> bool:
     ]
 
 
+#: the comparisons an aggregate's groups are kept by, as Python's operators
+COMPARE = {
+    "=": operator.eq,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -> Any:
     if function == "count":
         return len(count_ids or ())
@@ -212,9 +224,12 @@ def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -
     return sum(values) / len(values)
 
 
-def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] | None = None) -> list[tuple]:
+def rows_of(
+    query: Query, bindings: list[dict[str, dict]], targets: list[dict] | None = None, memo: dict | None = None
+) -> list[tuple]:
     """What ``query`` returns over the path's bindings, before ORDER BY and LIMIT (``targets``:
-    the distinct target nodes of the bindings, when already known)."""
+    the distinct target nodes of the bindings, when already known; ``memo``: the groups'
+    aggregates worked out before on the same bindings, kept for the next query)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
     if projection.values:  # DISTINCT over the values: targets sharing them give one row
@@ -235,30 +250,48 @@ def rows_of(query: Query, bindings: list[dict[str, dict]], targets: list[dict] |
         if targets is None:
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
         return list(dict.fromkeys((t.get("id"), *(t.get(k) for k in projection.properties)) for t in targets))
+    memo = {} if memo is None else memo
+    found = (projection.group, projection.group_key, projection.aggregate, projection.key, projection.step)
+    if found not in memo:
+        memo[found] = _group_aggregates(query, bindings, memo)
+    if projection.having is None:
+        return [(value,) if projection.group is None else (key, value) for key, value in memo[found]]
+    compare, number = COMPARE[projection.having[0]], projection.having[1]
+    # a number compared with a number (an aggregate of nothing is null, and keeps nothing)
+    kept = [
+        (key, value)
+        for key, value in memo[found]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and compare(value, number)
+    ]
+    return [(key,) for key, _ in kept] if projection.hidden else kept
+
+
+def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict) -> list[tuple]:
+    """(the group's key, its aggregate) for each group of the bindings (one group: key None)."""
+    pattern, projection = query.pattern, query.projection
+    target = pattern.variable(pattern.target)
     owner = target if projection.step is None else f"r{projection.step}"  # whose property is aggregated
     if projection.group is None:
         groups = {None: bindings}
     else:
         group_variable, group_key = pattern.variable(projection.group), projection.group_key or "id"
-        groups = {}
-        for binding in bindings:
-            groups.setdefault(binding[group_variable].get(group_key), []).append(binding)
-    rows = []
-    for key, members in groups.items():
-        value = _aggregate(
-            projection.aggregate,
-            [m[owner].get(projection.key) for m in members] if projection.key else [],
-            {m[target].get("id") for m in members},
+        if (group_variable, group_key) not in memo:
+            grouped: dict[Any, list] = {}
+            for binding in bindings:
+                grouped.setdefault(binding[group_variable].get(group_key), []).append(binding)
+            memo[group_variable, group_key] = grouped
+        groups = memo[group_variable, group_key]
+    return [
+        (
+            key,
+            _aggregate(
+                projection.aggregate,
+                [m[owner].get(projection.key) for m in members] if projection.key else [],
+                {m[target].get("id") for m in members},
+            ),
         )
-        if projection.having is not None:
-            op, number = projection.having
-            if not holds(Filter(0, projection.aggregate, op, number), value):
-                continue
-            if projection.hidden:
-                rows.append((key,))
-                continue
-        rows.append((value,) if projection.group is None else (key, value))
-    return rows
+        for key, members in groups.items()
+    ]
 
 
 def _ordered(rows: list[tuple], column: int, descending: bool) -> list[tuple]:
@@ -436,6 +469,7 @@ def _search(
     targets = list({b[target].get("id"): b[target] for b in bindings}.values())
     limited = len(gold) in clauses.literals.limits
     confirmed = False
+    memo: dict = {}  # the groups and their aggregates over these bindings
     for projection in state.shaped:
         if (
             projection.aggregate is None
@@ -447,7 +481,7 @@ def _search(
         ):
             continue
         query = Query(pattern, filters, projection)
-        full = rows_of(query, bindings, targets)
+        full = rows_of(query, bindings, targets, memo)
         if len(full) == len(gold):
             if gives_gold(full) and confirm(query):
                 if first:
