@@ -247,8 +247,10 @@ def self_train_variant(
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
     }
+    # every setting said, whatever the library's defaults (its defaults are the recipe's)
+    overrides.update({"self_train.wording_center": args.wording_center, "self_train.wording_slack": 0.1})
     if args.wording_center:
-        overrides.update({"self_train.wording_center": True, "self_train.wording_slack": 0.0})
+        overrides["self_train.wording_slack"] = 0.0
     if args.wording_slack is not None:
         overrides["self_train.wording_slack"] = args.wording_slack
     mine = output_dir / "round-1" / LABELS

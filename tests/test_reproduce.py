@@ -162,7 +162,7 @@ def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):
 
 
 def test_a_value_of_a_text_property_of_many_values_the_question_names_is_a_filter(store):
-    """"suppliers from the UK": a text property of more values than a few-valued one (each
+    """ "suppliers from the UK": a text property of more values than a few-valued one (each
     listed up to NAMED_VALUES) is matched to the question's words; its value is a literal of the
     clause space, and the query that filters on it is found among the candidates."""
     from graphraft.graph.records import NodeRecord

@@ -133,7 +133,11 @@ def test_a_label_l1_is_not_sure_of_is_dropped_and_the_first_adapter_stays(cold_s
 
 def test_the_wording_check_keeps_only_labels_no_other_query_reads_closer_to(cold_start, demo_store, tmp_path):
     generated, questions = cold_start
-    cfg = config(tmp_path, generated, questions, demo_store.graph_name, margin=0.0, wording_slack=0.0, rounds=1)
+    # the plain check: L1's top query, the raw similarities (the recipe's defaults relabel and center)
+    plain = {"relabel": "none", "wording_center": False, "reshape": False}
+    cfg = config(
+        tmp_path, generated, questions, demo_store.graph_name, margin=0.0, wording_slack=0.0, rounds=1, **plain
+    )
     train_command("l1", config=cfg)
     labels = list(read_rows(tmp_path / "run" / "round-1" / "labels.jsonl"))
     compared = [row for row in labels if row.source.get("closest_other") is not None]
@@ -229,16 +233,42 @@ def test_reshape_makes_the_graphs_questions_again_in_the_shapes_the_labels_ask(
     assert prior[other.best_pattern.shape] == Counter(r.best_pattern.shape for r in kept)[other.best_pattern.shape] + 1
 
 
+def test_the_defaults_are_the_recipe_and_reshape_needs_questions_made_from_the_graph(tmp_path):
+    """The defaults are the measured recipe (README, "Cold start"); with no data file made by
+    `--from-graph` the default reshape is left out with a note, a reshape that was asked for is
+    an error before any work; with no wording check nothing compares wordings."""
+    from graphraft.errors import InputFileError
+    from graphraft.training.self_training import reshaping, settled
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("")
+    cfg = config(tmp_path, pairs, tmp_path / "q.txt", "g")
+    recipe = cfg.self_train
+    assert recipe.reshape and not recipe.reshape_hops and recipe.reshape_unsure and recipe.relabel == "longer"
+    assert recipe.wording_center and recipe.wording_slack == 0.0 and not recipe.wording_schema_words
+    notes = []
+    kept = settled(cfg, notes.append)
+    assert not kept.self_train.reshape and "reshape left out" in notes[0]["note"]
+    asked = config(tmp_path, pairs, tmp_path / "q.txt", "g", reshape=True)
+    assert settled(asked, notes.append) is asked and len(notes) == 1
+    with pytest.raises(InputFileError, match="--from-graph"):
+        reshaping(asked)
+    unchecked = config(tmp_path, pairs, tmp_path / "q.txt", "g", wording_slack=None).self_train
+    assert unchecked.relabel == "none" and not unchecked.wording_center
+
+
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
     """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`,
     `wording_center`, `reshape_smoothing`, `reshape_unsure`) existed
     is reused (its digest had no such key); turning it on, or any other setting, is other training."""
     import hashlib
 
-    from graphraft.training.trainer import config_digest
+    from graphraft.training.trainer import ADDED_LATER, config_digest
 
+    # the settings at the behaviour they had before they were added (today's defaults are the recipe's)
+    old = {key: value for (_, key), value in ADDED_LATER.items()} | {"wording_slack": 0.1}
     base = TrainConfig.model_validate(
-        {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10}
+        {"task": "l1", "data": ["a.jsonl"], "output_dir": str(tmp_path), "max_train_examples": 10, "self_train": old}
     )
     before = base.model_dump(mode="json")
     added = ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words", "wording_center")

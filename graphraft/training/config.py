@@ -30,7 +30,12 @@ class LoraSettings(BaseModel):
 class SelfTrainSettings(BaseModel):
     """Self-training on questions without answers (``--self-train FILE``): L1, trained on the
     configured data, labels each question with its top query; the labels that pass every check
-    join the data and L1 is trained again, round after round (graphraft/training/self_training.py)."""
+    join the data and L1 is trained again, round after round (graphraft/training/self_training.py).
+
+    The defaults are the recipe that measured best on MetaQA with no labelled pair (README, "Cold
+    start"): the generated questions made again in the shapes the questions ask (hops evenly,
+    the dropped questions' shapes counted), a longer query that reads closer taken as the label,
+    the wording compared less each shape's mean, on the verbaliser's phrases alone."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,7 +49,7 @@ class SelfTrainSettings(BaseModel):
     margin: float = Field(1.0, ge=0, description="Keep a label when L1's top query beats its second by this (nats).")
     # the question against each written query's words from the schema (MiniLM cosine similarity)
     wording_slack: float | None = Field(
-        0.1,
+        0.0,
         ge=0,
         description="Drop a label when another query L1 wrote is worded closer to the question by more than "
         "this (unset: no wording check).",
@@ -61,9 +66,10 @@ class SelfTrainSettings(BaseModel):
     # people ask a few shapes far more than the others: the kept labels say which, with no
     # answer known, and the questions made from the graph follow them (ShapePrior)
     reshape: bool = Field(
-        False,
+        True,
         description="Each round, make the configured --from-graph questions again with their shapes drawn as "
-        "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones.",
+        "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones "
+        "(left out, with a note, where no data file was made by --from-graph and it is not set).",
     )
     # L1 leans to short queries (on MetaQA's 3-hop questions its top query was 1-hop for ~70 of
     # 100): among the queries it wrote, one that reads closer to the question and is longer is
@@ -72,7 +78,7 @@ class SelfTrainSettings(BaseModel):
     # (its director for "who acted in [movie]"): on 450 of MetaQA's round-3 labels, the closest-reading
     # query as long as the label (the phrases alone compared) was right for 347 where the label was for 332
     relabel: Literal["none", "longer", "longer-unsure", "closest"] = Field(
-        "none",
+        "longer",
         description="longer: label a question with the query L1 wrote that reads closest to it (of those that "
         "return something) where that one is longer than L1's top query and reads closer, sure or not; "
         "longer-unsure: the same only where L1 is not sure of its top query (by the margin); closest: the "
@@ -80,7 +86,7 @@ class SelfTrainSettings(BaseModel):
     )
     # L1's own labels lean to short queries: their hop shares can be left out
     reshape_hops: bool = Field(
-        True,
+        False,
         description="With reshape, hop lengths in the labels' proportions too (false: equal shares per hop "
         "length; the labels choose the shapes within each).",
     )
@@ -104,7 +110,7 @@ class SelfTrainSettings(BaseModel):
     # people ask: of the queries L1 wrote for them, the one that reads closest is most often of the
     # right shape (on MetaQA the right query was among L1's five for 98 % of the questions)
     reshape_unsure: bool = Field(
-        False,
+        True,
         description="With reshape, the questions whose label was dropped count in the prior too, each by the "
         "query L1 wrote that reads closest to it (less its shape's mean with wording_center); never trained on.",
     )
@@ -112,7 +118,7 @@ class SelfTrainSettings(BaseModel):
     # ("... movie directed by person"); on 600 labels of MetaQA's training questions, leaving them
     # out made the wording pick righter longer queries (benchmarks/label_wording.py --phrases-only)
     wording_schema_words: bool = Field(
-        True,
+        False,
         description="The wording check's readings end with the words of the labels, types and keys the query "
         "names (false: the verbaliser's phrases alone).",
     )
@@ -124,11 +130,21 @@ class SelfTrainSettings(BaseModel):
     # 1-hop, where the raw similarities keep 763 at 94.9 %, 173 1-hop (benchmarks/label_centering.py, a
     # diagnostic against the answers, which training never reads)
     wording_center: bool = Field(
-        False,
+        True,
         description="The wording check compares each query's similarity to the question less the mean similarity "
         "of the queries of its shape (its path and clauses without anchors or values) over every question of the "
         "round: a shape close to every question counts for less (use with wording_slack 0).",
     )
+
+    @model_validator(mode="after")
+    def _no_wording_check(self):
+        # no wording check (wording_slack unset): nothing compares wordings, unless set to
+        if self.wording_slack is None:
+            if "relabel" not in self.model_fields_set:
+                self.relabel = "none"
+            if "wording_center" not in self.model_fields_set:
+                self.wording_center = False
+        return self
 
 
 class DataSource(BaseModel):

@@ -434,6 +434,7 @@ def self_train(
 
     notify = progress_callback or (lambda entry: None)
     questions = read_questions(config.self_train.questions)
+    config = settled(config, notify)
     if config.self_train.reshape:
         reshaping(config)  # its mistakes before any work
     out = Path(config.output_dir)
@@ -590,6 +591,23 @@ def generated_report(output: Path) -> dict[str, Any]:
         "generated_by_hops": {str(h): n for h, n in sorted(Counter(row.hops for row in rows).items())},
         "prior_shapes": len(read_meta(output)["shape_prior"]),
     }
+
+
+def settled(config: TrainConfig, notify) -> TrainConfig:
+    """The settings a run keeps: ``reshape``, on by default, left out (with a note) where no data
+    file was made from the graph — there is nothing to make again; set, that is an error."""
+    defaulted = "reshape" not in config.self_train.model_fields_set
+    if config.self_train.reshape and defaulted and not made_from_graph(config):
+        notify({"note": "self_train.reshape left out: no data file was made by `synthesize --from-graph`"})
+        return config.model_copy(update={"self_train": config.self_train.model_copy(update={"reshape": False})})
+    return config
+
+
+def made_from_graph(config: TrainConfig) -> bool:
+    """Whether one of the data files was made by `synthesize --from-graph` (its .meta.json says so)."""
+    from graphraft.synthesis.synthesizer import read_meta
+
+    return any(read_meta(source.path).get("source") == "graph" for source in config.data)
 
 
 def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float, dict[str, Any]]:
