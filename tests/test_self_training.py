@@ -18,7 +18,7 @@ from graphraft.synthesis.from_graph import GenerationConfig, GraphQuestionGenera
 from graphraft.synthesis.from_graph import generate as write_generated
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, executable, render
 from graphraft.synthesis.rows import read_rows
-from graphraft.training.config import TrainConfig
+from graphraft.training.config import DataSource, TrainConfig
 from graphraft.training.self_training import labels_moved, labels_report, query_wording, read_questions
 
 
@@ -253,6 +253,16 @@ def test_the_defaults_are_the_recipe_and_reshape_needs_questions_made_from_the_g
     assert settled(asked, notes.append) is asked and len(notes) == 1
     with pytest.raises(InputFileError, match="--from-graph"):
         reshaping(asked)
+    # made from the graph, beside a file with no share: nothing says how much room each gets
+    made = tmp_path / "made.jsonl"
+    made.write_text("")
+    Path(f"{made}.meta.json").write_text(json.dumps({"source": "graph"}))
+    both = config(tmp_path, made, tmp_path / "q.txt", "g").model_copy(
+        update={"data": [DataSource(path=made), DataSource(path=pairs)]}
+    )
+    assert not settled(both, notes.append).self_train.reshape and "pairs.jsonl has no share" in notes[-1]["note"]
+    alone = config(tmp_path, made, tmp_path / "q.txt", "g")
+    assert settled(alone, notes.append) is alone and len(notes) == 2
     unchecked = config(tmp_path, pairs, tmp_path / "q.txt", "g", wording_slack=None).self_train
     assert unchecked.relabel == "none" and not unchecked.wording_center
 
@@ -398,7 +408,9 @@ def _labeller_on(store, settings, embedder, tmp_path, relabel: str):
 
     from graphraft.training.self_training import Labeller
 
-    cfg = config(tmp_path, tmp_path / "g.jsonl", tmp_path / "q.txt", store.graph_name, wording_slack=1.0)
+    # the raw similarities of the phrases and the schema's words (the recipe's defaults center them)
+    wording = {"wording_center": False, "wording_schema_words": True}
+    cfg = config(tmp_path, tmp_path / "g.jsonl", tmp_path / "q.txt", store.graph_name, wording_slack=1.0, **wording)
     cfg = cfg.model_copy(update={"self_train": cfg.self_train.model_copy(update={"relabel": relabel})})
     return Labeller(SimpleNamespace(store=store, settings=settings, close=lambda: None), cfg, embedder.embed)
 

@@ -257,7 +257,8 @@ class TrainConfig(StageConfig):
                     f"self_train.relabel: {self.self_train.relabel} compares the queries' wordings with the "
                     "question: give wording_slack a value"
                 )
-            if self.self_train.reshape and total + self.self_train.share >= 1.0 - 1e-9:
+            asked = "reshape" in self.self_train.model_fields_set  # on by default: left out where it cannot run
+            if self.self_train.reshape and asked and total + self.self_train.share >= 1.0 - 1e-9:
                 raise ValueError(
                     "self_train.reshape: the labels' and the data's shares leave nothing to the questions made "
                     "again from the graph"

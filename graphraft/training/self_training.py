@@ -595,12 +595,28 @@ def generated_report(output: Path) -> dict[str, Any]:
 
 def settled(config: TrainConfig, notify) -> TrainConfig:
     """The settings a run keeps: ``reshape``, on by default, left out (with a note) where no data
-    file was made from the graph — there is nothing to make again; set, that is an error."""
-    defaulted = "reshape" not in config.self_train.model_fields_set
-    if config.self_train.reshape and defaulted and not made_from_graph(config):
-        notify({"note": "self_train.reshape left out: no data file was made by `synthesize --from-graph`"})
-        return config.model_copy(update={"self_train": config.self_train.model_copy(update={"reshape": False})})
-    return config
+    file was made from the graph — there is nothing to make again — or the shares leave it no
+    room; set, either is an error."""
+    if not config.self_train.reshape or "reshape" in config.self_train.model_fields_set:
+        return config
+    shares = config.self_train.share + sum(source.share or 0.0 for source in config.data)
+    if not made_from_graph(config):
+        why = "no data file was made by `synthesize --from-graph`"
+    elif shares >= 1.0 - 1e-9:
+        why = "the labels' and the data's shares leave nothing to the questions made again"
+    elif _unshared(config):
+        why = f"{', '.join(_unshared(config))} has no share (PATH@SHARE) beside the questions made again"
+    else:
+        return config
+    notify({"note": f"self_train.reshape left out: {why}"})
+    return config.model_copy(update={"self_train": config.self_train.model_copy(update={"reshape": False})})
+
+
+def _unshared(config: TrainConfig) -> list[str]:
+    """The data files not made from the graph that have no share."""
+    from graphraft.synthesis.synthesizer import read_meta
+
+    return [str(s.path) for s in config.data if read_meta(s.path).get("source") != "graph" and s.share is None]
 
 
 def made_from_graph(config: TrainConfig) -> bool:
@@ -624,7 +640,7 @@ def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float,
             "self_train.reshape: none of the data files was made by `synthesize --from-graph` (their "
             ".meta.json says so): there are no generated questions to make again"
         )
-    if loose := [str(s.path) for s in kept if s.share is None]:
+    if loose := _unshared(config):
         raise InputFileError(
             f"self_train.reshape: give {', '.join(loose)} a share (PATH@SHARE): the questions made again "
             "take the rest of the examples"
