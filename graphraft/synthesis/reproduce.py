@@ -354,10 +354,10 @@ def reproduce(
     node id named by ``names``. ``first``: stop at the first confirmed query; ``budget_s``: stop
     after that many seconds (``exhausted`` says so).
 
-    Breadth first: every path with no filter, then every path with one, then with two — a gold
-    query with few filters on a later path is not left behind a path with many filter sets (a
-    label root's 1-hop path has thousands), so a search the budget stops has tried the simpler
-    queries everywhere."""
+    Simplest first: the queries of fewest steps and filters together (a label's nodes with no
+    filter; then with one filter, or one step away with none; ...), every path at each count
+    before the next — a gold query of a 1-hop path is not left behind the thousands of filter
+    sets of a 0-hop one, so a search the budget stops has tried the simpler queries everywhere."""
     found = Reproduction([])
     started = time.perf_counter()
     widths = {len(row) for row in gold}
@@ -416,8 +416,13 @@ def reproduce(
             held += len(every)
         return state
 
-    for size in range(clauses.max_filters + 1):
+    # simplest first: a query's steps and filters counted together
+    steps = [len(pattern.steps) for pattern in patterns]
+    for simplicity in range(max(steps, default=0) + clauses.max_filters + 1):
         for index in range(len(patterns)):
+            size = simplicity - steps[index]
+            if not 0 <= size <= clauses.max_filters:
+                continue
             if size == 0:
                 found.matches += 1
             state = state_of(index)
