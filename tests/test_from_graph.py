@@ -360,9 +360,10 @@ def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store,
 def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_are_the_querys(store, tmp_path):
     """`--language-share`: questions of every form the graph offers (a named node's property, a
     count, filters with a value the graph holds, the first k, an aggregate, the most, the
-    lacking, the most common values), each query one `ask --language full` can write for its question (its clauses
-    among the question's grounded choices, its path among those around the anchors found), its
-    answers what the query returns, every value it compares with stated in the question."""
+    lacking, the most common values), each query one `ask --language full` can write for its
+    question (its clauses among the question's grounded choices, its path among those around the
+    anchors found), its answers what the query returns, every value it compares with stated in
+    the question."""
     from facts_graph import load as load_facts
 
     from graphraft.synthesis.clauses import ClauseSpace
