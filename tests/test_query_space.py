@@ -153,6 +153,10 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
             kind = query.pattern.steps[projection.step - 1].type if projection.step else None
             keys = SCHEMA.relationship_properties[kind] if kind else target_keys
             assert keys[projection.key].type in ("integer", "float")
+        if projection.group_key is not None:  # grouped by a text property's values, of a node not an anchor
+            assert query.pattern.variable(projection.group) not in ("a", "b")
+            group_keys = clauses.properties(query.pattern.labels_of(projection.group))
+            assert group_keys[projection.group_key].type == "string"
         if projection.having is not None:  # groups kept by comparing their aggregate with a number of the question
             assert projection.having[1] in literals.numbers and projection.group is not None
         for step, key in query.projection.edges:  # a property of the path's relationship's type
