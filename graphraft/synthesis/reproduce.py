@@ -357,7 +357,9 @@ def reproduce(
     Simplest first: the queries of fewest steps and filters together (a label's nodes with no
     filter; then with one filter, or one step away with none; ...), every path at each count
     before the next — a gold query of a 1-hop path is not left behind the thousands of filter
-    sets of a 0-hop one, so a search the budget stops has tried the simpler queries everywhere."""
+    sets of a 0-hop one, so a search the budget stops has tried the simpler queries everywhere.
+    Where the question names an entity, a label root counts one step more: the paths from the
+    entity, few bindings each, come before the label's filters."""
     found = Reproduction([])
     started = time.perf_counter()
     widths = {len(row) for row in gold}
@@ -416,8 +418,10 @@ def reproduce(
             held += len(every)
         return state
 
-    # simplest first: a query's steps and filters counted together
-    steps = [len(pattern.steps) for pattern in patterns]
+    # simplest first: a query's steps and filters counted together, a label root's as one more
+    # where the question names an entity (its answer most often starts from it)
+    named = any(not pattern.anchor.is_label_root for pattern in patterns)
+    steps = [len(p.steps) + (1 if named and p.anchor.is_label_root else 0) for p in patterns]
     for simplicity in range(max(steps, default=0) + clauses.max_filters + 1):
         for index in range(len(patterns)):
             size = simplicity - steps[index]
