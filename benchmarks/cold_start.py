@@ -230,6 +230,7 @@ def self_train_variant(
 
     even = reshape and args.reshape_hops == "even"
     output_dir = args.out / f"l1-{self_train_name(reshape, args)}"
+    slack = args.wording_slack if args.wording_slack is not None else 0.0 if args.wording_center else 0.1
     data = [str(generated)] + ([real_source(real, args.examples)] if real is not None else [])
     overrides = {
         "data": data,
@@ -246,13 +247,10 @@ def self_train_variant(
         "self_train.reshape_unsure": reshape and args.reshape_unsure,
         "self_train.relabel": args.relabel,
         "self_train.wording_schema_words": not args.phrases_only,
+        # every setting said, whatever the library's defaults (its defaults are the recipe's)
+        "self_train.wording_center": args.wording_center,
+        "self_train.wording_slack": slack,
     }
-    # every setting said, whatever the library's defaults (its defaults are the recipe's)
-    overrides.update({"self_train.wording_center": args.wording_center, "self_train.wording_slack": 0.1})
-    if args.wording_center:
-        overrides["self_train.wording_slack"] = 0.0
-    if args.wording_slack is not None:
-        overrides["self_train.wording_slack"] = args.wording_slack
     mine = output_dir / "round-1" / LABELS
     if args.continue_from:
         # round N+1's labels were written by round N's L1, the one this variant starts from

@@ -414,15 +414,17 @@ def returns_piece(query: Query) -> str:
     if projection.group is None:
         return " RETURN " + value
     group = pattern.variable(projection.group)
-    if projection.group_key is not None:  # the group's values, under their column name
+    # the groups: the nodes (WITH n0, returned as their ids) or a property's values (named once)
+    if projection.group_key is not None:
         column = other_column(projection.group, projection.group_key)
-        grouped, returned = f"{group}.{quote_identifier(projection.group_key)} AS {column}", f"{column} AS {column}"
+        grouped = returned = f"{group}.{quote_identifier(projection.group_key)} AS {column}"
+        kept = f"{column} AS {column}"
     else:
-        grouped, returned = group, f"{group}.id AS id"
+        grouped, returned, kept = group, f"{group}.id AS id", f"{group}.id AS id"
     if projection.having is not None:  # the groups kept, then (``having_piece``) their aggregate
         op, number = projection.having
-        return f" WITH {grouped}, {value} WHERE {projection.aggregate} {op} {literal(number)} RETURN {returned}"
-    return f" RETURN {grouped if projection.group_key is not None else returned}, {value}"
+        return f" WITH {grouped}, {value} WHERE {projection.aggregate} {op} {literal(number)} RETURN {kept}"
+    return f" RETURN {returned}, {value}"
 
 
 def having_piece(projection: Projection) -> str:

@@ -174,6 +174,17 @@ def _kind(value: Any) -> str | None:
     return None
 
 
+#: the comparisons of the language (a filter's, a kept group's), as Python's operators
+COMPARE = {
+    "=": operator.eq,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def holds(item: Filter, value: Any) -> bool:
     """Whether a filter keeps a row whose filtered property is ``value`` (Cypher's rules: a
     comparison with null, or between values of different kinds, keeps nothing)."""
@@ -187,26 +198,9 @@ def holds(item: Filter, value: Any) -> bool:
         return item.value in value
     if item.op == "STARTS WITH":
         return value.startswith(item.value)
-    if item.op == "=":
-        return value == item.value
-    if item.op == "<>":
-        return value != item.value
-    if _kind(value) == "bool":
+    if item.op not in ("=", "<>") and _kind(value) == "bool":  # booleans are not ordered
         return False
-    return {"<": value < item.value, "<=": value <= item.value, ">": value > item.value, ">=": value >= item.value}[
-        item.op
-    ]
-
-
-#: the comparisons an aggregate's groups are kept by, as Python's operators
-COMPARE = {
-    "=": operator.eq,
-    "<>": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+    return COMPARE[item.op](value, item.value)
 
 
 def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -> Any:

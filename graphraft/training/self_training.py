@@ -594,36 +594,17 @@ def generated_report(output: Path) -> dict[str, Any]:
 
 
 def settled(config: TrainConfig, notify) -> TrainConfig:
-    """The settings a run keeps: ``reshape``, on by default, left out (with a note) where no data
-    file was made from the graph — there is nothing to make again — or the shares leave it no
-    room; set, either is an error."""
+    """The settings a run keeps: ``reshape``, on by default, left out (with a note) where
+    ``reshaping`` says it cannot run — no data file was made from the graph, or the shares leave it
+    no room; set, ``reshaping``'s error stands."""
     if not config.self_train.reshape or "reshape" in config.self_train.model_fields_set:
         return config
-    shares = config.self_train.share + sum(source.share or 0.0 for source in config.data)
-    if not made_from_graph(config):
-        why = "no data file was made by `synthesize --from-graph`"
-    elif shares >= 1.0 - 1e-9:
-        why = "the labels' and the data's shares leave nothing to the questions made again"
-    elif _unshared(config):
-        why = f"{', '.join(_unshared(config))} has no share (PATH@SHARE) beside the questions made again"
-    else:
-        return config
-    notify({"note": f"self_train.reshape left out: {why}"})
-    return config.model_copy(update={"self_train": config.self_train.model_copy(update={"reshape": False})})
-
-
-def _unshared(config: TrainConfig) -> list[str]:
-    """The data files not made from the graph that have no share."""
-    from graphraft.synthesis.synthesizer import read_meta
-
-    return [str(s.path) for s in config.data if read_meta(s.path).get("source") != "graph" and s.share is None]
-
-
-def made_from_graph(config: TrainConfig) -> bool:
-    """Whether one of the data files was made by `synthesize --from-graph` (its .meta.json says so)."""
-    from graphraft.synthesis.synthesizer import read_meta
-
-    return any(read_meta(source.path).get("source") == "graph" for source in config.data)
+    try:
+        reshaping(config)
+    except InputFileError as error:
+        notify({"note": f"self_train.reshape left out: {str(error).removeprefix('self_train.reshape: ')}"})
+        return config.model_copy(update={"self_train": config.self_train.model_copy(update={"reshape": False})})
+    return config
 
 
 def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float, dict[str, Any]]:
@@ -640,10 +621,14 @@ def reshaping(config: TrainConfig) -> tuple[DataSource, list[DataSource], float,
             "self_train.reshape: none of the data files was made by `synthesize --from-graph` (their "
             ".meta.json says so): there are no generated questions to make again"
         )
-    if loose := _unshared(config):
+    if config.self_train.share + sum(s.share or 0.0 for s in config.data) >= 1.0 - 1e-9:
         raise InputFileError(
-            f"self_train.reshape: give {', '.join(loose)} a share (PATH@SHARE): the questions made again "
-            "take the rest of the examples"
+            "self_train.reshape: the labels' and the data's shares leave nothing to the questions made again"
+        )
+    if loose := [str(s.path) for s in kept if s.share is None]:
+        raise InputFileError(
+            f"self_train.reshape: {', '.join(loose)} has no share (PATH@SHARE): give it one, the questions "
+            "made again take the rest of the examples"
         )
     share = 1.0 - config.self_train.share - sum(s.share for s in kept)
     return made[0], kept, share, metas[made[0].path]
