@@ -69,7 +69,7 @@ class SelfTrainSettings(BaseModel):
         True,
         description="Each round, make the configured --from-graph questions again with their shapes drawn as "
         "often as the kept labels ask them (the prior re-estimated every round), in place of the old ones "
-        "(left out, with a note, where no data file was made by --from-graph and it is not set).",
+        "(unless set: left out, with a note, where it cannot run — no data file made by --from-graph, no room).",
     )
     # L1 leans to short queries (on MetaQA's 3-hop questions its top query was 1-hop for ~70 of
     # 100): among the queries it wrote, one that reads closer to the question and is longer is
