@@ -215,6 +215,19 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
         assert {f"the movies that share a {noun} with [X]", f"the movies with the same {noun} as [X]"} <= set(phrases)
         assert len(phrases) == len(set(phrases)) >= 4
     assert "the movies whose director also directed [X]" in phrases  # a verb: "also"
+    assert "the other movies of the directors of [X]" in phrases
+    # a type named by a plural noun lists members: the actors in X, the movies they are also in
+    assert {"the other movies of the starred actors of [X]", "the movies the starred actors in [X] are also in"} <= set(
+        verbaliser.phrases_for(
+            Pattern(
+                AnchorRef("m", ("Movie",)),
+                (Step("STARRED_ACTORS", True, ("Person",)), Step("STARRED_ACTORS", False, ("Movie",))),
+                2,
+            ),
+            "[X]",
+        )
+    )
+    assert not any(" in [X] " in p or p.endswith(" is in") for p in phrases)  # DIRECTED_BY lists none
     # from the person: what they share is the movie (not a "starred actor"), and they are read by
     # what they are to it; where the type reads as a verb, as the ones doing it together
     for kind, role in (("STARRED_ACTORS", "starred actors"), ("DIRECTED_BY", "directors")):
@@ -252,6 +265,9 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
     assert verbaliser.step_phrases(step("HAS_GENRE", True, "Genre"), "[X]")[0] == "the genre of [X]"
     assert verbaliser.step_phrases(step("IN_LANGUAGE", False, "Movie"), "[X]")[0] == "the movies in language [X]"
     assert verbaliser.step_phrases(step("WON", True, "Award"), "[X]")[0] == "the awards [X] won"
+    assert "the starred actors in [X]" in verbaliser.step_phrases(step("STARRED_ACTORS", True, "Person"), "[X]")
+    assert "the movies [X] is in" in verbaliser.step_phrases(step("STARRED_ACTORS", False, "Movie"), "[X]")
+    assert verbaliser.step_phrases(step("RELEASE_YEAR", True, "Year"), "[X]") == ["the release year of [X]"]
     chain = Pattern(
         AnchorRef("p", ("Person",)),
         (step("DIRECTED_BY", False, "Movie"), step("HAS_GENRE", True, "Genre")),
@@ -285,8 +301,8 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
     assert len(read) == len(set(read)) == 8  # 4 readings of the first step, 2 phrases of the second
     longer = Pattern(chain.anchor, (*chain.steps, step("HAS_GENRE", False, "Movie")), 3)
     # the readings stay bounded: READINGS of the steps before the last, each in the last step's 2
-    # phrases, and (genre there and back) 2 sharing readings of each of the first step's 4
-    assert len(verbaliser.phrases_for(longer, "[X]")) <= 2 * READINGS + 2 * 4
+    # phrases, and (genre there and back) 3 sharing readings of each of the first step's 4
+    assert len(verbaliser.phrases_for(longer, "[X]")) <= 2 * READINGS + 3 * 4
     phrases = tmp_path / "phrases.yaml"
     phrases.write_text(
         "labels:\n  Movie: {singular: film, plural: films}\n"

@@ -11,7 +11,8 @@ read by its shape, and a label is a noun.
 - ``IN_LANGUAGE`` (a preposition first): "the language of X", "the movies in language X";
 - ``WON`` (one word, read as a verb): "the awards X won", "the books that won X";
 - anything else (``RELEASE_YEAR``, ``STARRED_ACTORS``) as a noun: "the release year of X",
-  "the movies with release year X".
+  "the movies with release year X"; a noun in the plural lists members: "the starred actors in X",
+  "the movies X is in".
 
 A phrase file (YAML) written by the user for their graph replaces the words for any label or
 relationship type::
@@ -197,9 +198,25 @@ class Verbaliser:
                 return [f"the {them} {x} {words[0]}", f"the {them} that {x} {words[0]}"]
             return [f"the {them} that {words[0]} {x}"]
         noun = " ".join(words)  # RELEASE_YEAR, STARRED_ACTORS
+        members = self._members(step)  # a plural noun lists what the node holds: the actors in X
         if step.outgoing:
-            return [f"the {noun} of {x}"]
-        return [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
+            return [f"the {noun} of {x}"] + ([f"the {noun} in {x}"] if members else [])
+        phrases = [f"the {them} with {noun} {x}", f"the {them} whose {noun} is {x}"]
+        return phrases + ([f"the {them} {x} is in"] if members else [])
+
+    def _members(self, step: Step) -> bool:
+        """The type is a noun in the plural (``STARRED_ACTORS``, not ``RELEASE_YEAR``): the
+        nodes it reaches are members of the node it leaves, "the starred actors in X"."""
+        words = words_of(step.type)
+        noun = " ".join(words)
+        return (
+            len(words) > 1
+            and words[0] != "has"
+            and words[0] not in PREPOSITIONS
+            and words[-1] not in PREPOSITIONS
+            and active_verb(words) is None
+            and singular(noun) != noun
+        )
 
     def relation_noun(self, step: Step) -> str:
         """What the node a step reaches is to the node it leaves, as one noun. Along the type:
@@ -238,14 +255,18 @@ class Verbaliser:
 
     def share_phrases(self, first: Step, second: Step, x: str) -> list[str]:
         """The nodes that share with ``x`` the node ``first`` reaches: "the movies that share a
-        director with X", "the movies with the same director as X"; where the type reads as a
-        verb, from the movie "the movies whose director also directed X"; from the person, by
+        director with X", "the movies with the same director as X"; from the movie "the other
+        movies of the directors of X", where the type reads as a verb "the movies whose director
+        also directed X", where it lists members "the movies the starred actors in X are also
+        in"; from the person, by
         what they are to the shared node, "the starred actors that share a movie with X", and where
         the person does what the verb says, "the persons that directed movies with X", "the persons
         X directed movies with" and "the co-directors of X"."""
         them, middle = self.noun(second.labels, many=True), self.relation_noun(first)
         article = "an" if middle[:1] in "aeiou" else "a"
         phrases = [f"the {them} that share {article} {middle} with {x}"]
+        if first.outgoing:  # from the movie: what the shared node is to the others
+            phrases.append(f"the other {them} of the {plural(middle)} of {x}")
         active = active_verb(words_of(first.type))
         if not first.outgoing:  # from the person: what they are to the shared node, what they do
             role = plural(self.relation_noun(second))
@@ -261,6 +282,8 @@ class Verbaliser:
         phrases.append(f"the {them} with the same {middle} as {x}")
         if active and first.outgoing:
             phrases.append(f"the {them} whose {agent_noun(active[0])} also {active[1]} {x}")
+        if first.outgoing and self._members(first):  # members of X, members of the others too
+            phrases.append(f"the {them} the {plural(middle)} in {x} are also in")
         return phrases
 
     def phrases_for(self, pattern: Pattern, anchor: str, other: str | None = None) -> list[str]:
