@@ -139,6 +139,21 @@ def test_a_count_per_value_of_a_property_is_answered(asker):
     assert answer.answers == []  # values, not nodes
 
 
+def test_a_count_of_every_time_a_path_reaches_a_node_is_answered(asker):
+    """How many roles the people of each country played: every binding of the path counted
+    (count(n1)), not the distinct movies (Canada's two actors share two of their movies)."""
+    wanted = (
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN n0.country AS country_0, count(n1) AS count "
+        "ORDER BY count DESC"
+    )
+    answer = asker(wanted).ask("how many roles did the people of each country play")
+    assert answer.queries[0].cypher == wanted
+    roles = collections.Counter(PEOPLE[p].get("country") for p, _ in ACTED_IN)
+    movies = {c: len({m for p, m in ACTED_IN if PEOPLE[p].get("country") == c}) for c in roles}
+    assert roles != movies  # the two counts differ on this graph
+    assert {(row["country_0"], row["count"]) for row in answer.values} == set(roles.items())
+
+
 def test_a_path_back_to_its_root_is_answered(asker):
     """The same person acted in and directed the movie: a label root's closed path, no entity."""
     wanted = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie)<-[r2:DIRECTED]-(n0) RETURN DISTINCT n0.id AS id"

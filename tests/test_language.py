@@ -211,6 +211,16 @@ CASES = {
         "MATCH (n0:Person) RETURN n0.country AS country_0, count(DISTINCT n0) AS count ORDER BY count DESC",
         set(Counter(p.get("country") for p in PEOPLE.values()).items()),
     ),
+    "every time a path reaches a node: roles per country, not distinct movies": (
+        Query(
+            Pattern(PEOPLE_ROOT, (ACTED,), 1),
+            projection=Projection(aggregate="count", group=0, group_key="country", every=True),
+            order=Order("count", True),
+        ),
+        "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN n0.country AS country_0, count(n1) AS count "
+        "ORDER BY count DESC",
+        set(Counter(PEOPLE[p].get("country") for p, _ in ACTED_IN).items()),
+    ),
     "groups of another node's values kept by their aggregate: countries whose actors made 3 movies or more": (
         Query(
             Pattern(MOVIE_ROOT, (ACTED_BACK,), 0),
@@ -309,6 +319,7 @@ def test_literals_are_escaped_and_typed():
         lambda: Projection(("born",), aggregate="count"),
         lambda: Projection(aggregate="avg"),  # avg of what
         lambda: Projection(aggregate="count", key="born"),
+        lambda: Projection(aggregate="max", key="born", every=True),  # every binding: count alone
         lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(2, "born", "=", 1),)),  # no node 2
         lambda: Query(Pattern(KEANU, (ACTED,), 1), (Filter(2, "rating", "=", 1, relationship=True),)),
         lambda: Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count", group=1)),
@@ -416,7 +427,7 @@ def _decisions(query: Query) -> list:
     out += [("filter", f) for f in query.filters]
     projection = query.projection
     if query.order is not None and query.order.before:  # decided where the filters end
-        out += [("order before", query.order), ("limit", query.limit), ("aggregate", *([None] * 6))]
+        out += [("order before", query.order), ("limit", query.limit), ("aggregate", *([None] * 7))]
         return out + [("property", key) for key in projection.properties] + [("end of properties",)]
     if projection.having is None:  # RETURN; groups kept by their aggregate begin WITH
         out += [("end of filters",)]
@@ -429,6 +440,7 @@ def _decisions(query: Query) -> list:
             projection.key,
             projection.step,
             projection.having,
+            projection.every,
         )
     ]
     out += [("shown", not projection.hidden)] if projection.having is not None else []
@@ -472,6 +484,8 @@ def _queries() -> list[Query]:
                 [Projection(aggregate="avg", key="rating", group=0, step=1)] if 0 in beside_of(pattern) else []
             )
         projections += [Projection(aggregate="count", group=g) for g in nodes if g != pattern.target]
+        projections += [Projection(aggregate="count", group=g, every=True) for g in nodes if g != pattern.target]
+        projections += [Projection(aggregate="count", every=True)] if pattern.steps else []
         projections += [
             Projection(aggregate="count", group=g, having=(">", 1), hidden=hidden)
             for g in beside_of(pattern)

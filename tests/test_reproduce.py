@@ -106,6 +106,10 @@ CASES = {
             limit=2,
         ),
     ),
+    "every time a path reaches a node, per value of a property": (
+        "how many roles did the people of each country play",
+        Query(PEOPLE_ACTING, projection=Projection(aggregate="count", group=0, group_key="country", every=True)),
+    ),
     "an aggregate per node": (
         "each actor's latest movie year",
         Query(PEOPLE_ACTING, projection=Projection(aggregate="max", key="released", group=0)),
@@ -334,6 +338,19 @@ def test_a_stated_value_counts_once_toward_the_pairs_choice():
     plain = Query(MOVIE_ROOT, (), Projection(("released",)), Order("released", True), 2)
     padded = Query(MOVIE_ROOT, (Filter(0, "released", "<>", 2),), Projection(("released",)), Order("released", True), 2)
     assert min([padded, plain], key=lambda q: simplicity(q, literals)) == plain
+
+
+def test_counting_the_nodes_wins_over_counting_every_binding_where_both_give_the_result():
+    """ "How many movies did Keanu Reeves act in": count(DISTINCT n1) and count(n1) both give 3;
+    the pair teaches the distinct count (every binding counted says more), though its text is
+    longer."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    distinct = Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count"))
+    every = Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="count", every=True))
+    assert len(render_query(every)) < len(render_query(distinct))
+    literals = question_literals("how many movies did Keanu Reeves act in")
+    assert min([every, distinct], key=lambda q: simplicity(q, literals)) == distinct
 
 
 def test_an_anchor_named_in_the_question_says_its_name_and_a_shorter_path_wins():

@@ -171,13 +171,15 @@ class ClauseSpace:
         if target == 0 and not pattern.anchor.is_label_root:
             return out  # the anchor itself: one node, nothing to count
         numeric = [k for k, info in self.properties(pattern.labels_of(target)).items() if info.type in NUMERIC]
-        aggregates = [("count", None, None)] + [(fn, key, None) for key in numeric for fn in AGGREGATES[1:]]
+        # count the distinct targets, or (along a path) every time the path reaches one
+        aggregates = [("count", None, None, False)] + ([("count", None, None, True)] if pattern.steps else [])
+        aggregates += [(fn, key, None, False) for key in numeric for fn in AGGREGATES[1:]]
         if target == len(pattern.steps) and not pattern.closed:  # of a relationship's property too
             for step, item in enumerate(pattern.steps, 1):
                 props = self.schema.relationship_properties.get(item.type, {})
                 keys = sorted(key for key, info in props.items() if info.type in NUMERIC)
-                aggregates += [(fn, key, step) for key in keys for fn in AGGREGATES[1:]]
-        out += [(Projection(aggregate=fn, key=key, step=s), "end") for fn, key, s in aggregates]
+                aggregates += [(fn, key, step, False) for key in keys for fn in AGGREGATES[1:]]
+        out += [(Projection(aggregate=fn, key=key, step=s, every=e), "end") for fn, key, s, e in aggregates]
         free = [node for node in pattern.nodes if pattern.variable(node) not in ("a", "b")]  # not anchors
         # per another node, or per value of a text property of a node of the path (the target's too)
         groups: list[tuple[int, str | None]] = [(node, None) for node in free if node != target]
@@ -188,16 +190,19 @@ class ClauseSpace:
             if info.type == "string"
         ]
         out += [
-            (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k), "order")
+            (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k, every=e), "order")
             for g, k in groups
-            for fn, key, s in aggregates
+            for fn, key, s, e in aggregates
         ]
         # the groups whose aggregate compares with a number of the question (the aggregate then
         # returned beside them or not: the "having" stage)
         out += [
-            (Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True, group_key=k), "having")
+            (
+                Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True, group_key=k, every=e),
+                "having",
+            )
             for g, k in groups
-            for fn, key, s in aggregates
+            for fn, key, s, e in aggregates
             for n in self.literals.numbers
             for op in COMPARISONS
         ]

@@ -13,7 +13,8 @@ target) and the clauses that follow it, each decided after the one before::
   (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
   (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie), then properties of its
   relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
-  count``; ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
+  count``, or every time the path reaches one (``count(n2) AS count``: how many times products were
+  ordered, an order line each); ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
   ``avg(r1.rating) AS avg``, the target then the path's last node); an aggregate per another node of
   the path (``n0.id AS id, count(DISTINCT n1) AS count``) or per value of a text property of a
   node of the path, the target's own too (``n0.country AS country_0, count(DISTINCT n0) AS
@@ -139,7 +140,8 @@ class Projection:
     returned beside them unless ``hidden``. ``group_key``: grouped by that property's values of
     node ``group`` (the target's too: customers per country), not by the nodes. ``values``: the
     target's properties alone, without its ids (``RETURN DISTINCT n1.born AS born``: the distinct
-    birth years, not one row a person)."""
+    birth years, not one row a person). ``every``: count counts every binding of the path (the
+    times the target is reached: ``count(n2)``, an order line each), not the distinct targets."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -152,8 +154,11 @@ class Projection:
     hidden: bool = False
     values: bool = False
     group_key: str | None = None
+    every: bool = False
 
     def __post_init__(self) -> None:
+        if self.every and self.aggregate != "count":
+            raise ValueError("every binding is counted by count alone")
         if self.group_key is not None and self.group is None:
             raise ValueError("a group's property goes with a group")
         if self.values and (self.aggregate is not None or not self.properties or self.beside):
@@ -313,6 +318,8 @@ class Query:
                 data["projection"]["edges"] = [list(item) for item in self.projection.edges]
             if self.projection.values:
                 data["projection"]["values"] = True
+            if self.projection.every:
+                data["projection"]["every"] = True
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
             if self.order.before:
@@ -350,6 +357,7 @@ class Query:
                 bool(projection.get("hidden", False)),
                 bool(projection.get("values", False)),
                 projection.get("group_key"),
+                bool(projection.get("every", False)),
             )
             if projection
             else Projection(),
@@ -407,7 +415,7 @@ def returns_piece(query: Query) -> str:
     if projection.aggregate is None:
         return f" RETURN DISTINCT {target}.id AS id"
     if projection.aggregate == "count":
-        value = f"count(DISTINCT {target}) AS count"
+        value = f"count({target}) AS count" if projection.every else f"count(DISTINCT {target}) AS count"
     else:
         owner = target if projection.step is None else f"r{projection.step}"
         value = f"{projection.aggregate}({owner}.{quote_identifier(projection.key)}) AS {projection.aggregate}"

@@ -203,7 +203,9 @@ def holds(item: Filter, value: Any) -> bool:
     return COMPARE[item.op](value, item.value)
 
 
-def _aggregate(function: str, values: list[Any], count_ids: set | None = None) -> Any:
+def _aggregate(function: str, values: list[Any], count_ids: set | list | None = None) -> Any:
+    """The aggregate of a group: ``count`` counts ``count_ids`` (a set: the distinct targets; a
+    list: every binding), the others the numbers among ``values``."""
     if function == "count":
         return len(count_ids or ())
     values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -245,7 +247,14 @@ def rows_of(
             targets = list({b[target].get("id"): b[target] for b in bindings}.values())
         return list(dict.fromkeys((t.get("id"), *(t.get(k) for k in projection.properties)) for t in targets))
     memo = {} if memo is None else memo
-    found = (projection.group, projection.group_key, projection.aggregate, projection.key, projection.step)
+    found = (
+        projection.group,
+        projection.group_key,
+        projection.aggregate,
+        projection.key,
+        projection.step,
+        projection.every,
+    )
     if found not in memo:
         memo[found] = _group_aggregates(query, bindings, memo)
     if projection.having is None:
@@ -281,7 +290,7 @@ def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict)
             _aggregate(
                 projection.aggregate,
                 [m[owner].get(projection.key) for m in members] if projection.key else [],
-                {m[target].get("id") for m in members},
+                [m[target].get("id") for m in members] if projection.every else {m[target].get("id") for m in members},
             ),
         )
         for key, members in groups.items()

@@ -273,6 +273,7 @@ def simplicity(
             said.add(name)
     clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
     clauses += query.limit is not None
+    clauses += query.projection.every  # counting every binding says more than counting the nodes
     text = render_query(query)
     return (
         query.pattern.anchor.is_label_root,
