@@ -20,8 +20,9 @@ from graphraft.synthesis.literals import Literals, mentioned_values, question_li
         ("the 3 films of the 1990s after 1995, the '90s", (3, 1990, 2000, 1995), ()),
         ("100s of 1960s, 1995s", (1960, 1970), ()),
         ("", (), ()),
-        # spelled out (text2num, English): a lone "one" and ordinals are not numbers to compare with
-        ("the three newest of twenty-one movies, the first one", (3, 21), ()),
+        # spelled out (text2num, English), small numbers too; ordinals are not numbers to compare with
+        ("the three newest of twenty-one movies, the first one", (3, 21, 1), ()),
+        ("the two newest with zero units, in more than one category, the second", (2, 0, 1), ()),
         ("the top five of 'Three Kings' in 1999", (5, 1999), ("Three Kings",)),  # quoted text stays text
     ],
 )

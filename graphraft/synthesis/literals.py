@@ -5,8 +5,9 @@ decade's, the bounds of its range; ``'90s`` names no century and states nothing)
 text (``'Speed has no limits'``, ``"Matrix"``, typographic quotes too) are read from the
 question's characters, in any language. Numbers spelled out (``the three newest movies``) are
 read by text2num's ``alpha2digit`` in the question's language (``NUMBER_WORDS``: English; it
-knows French, Spanish, Portuguese, German, Italian and Dutch too), which leaves alone a lone
-"one" or "zero" and ordinals below "third"; nothing else here knows a word of a language. A property
+knows French, Spanish, Portuguese, German, Italian and Dutch too), small ones too ("zero units",
+"the two newest", "more than one category": its threshold 0; ordinals, "first", are not numbers
+to compare with); nothing else here knows a word of a language. A property
 with few values (the schema lists them) may also be compared with one of its values that the
 question spells out (``France``), found by looking the values up in the question, not the
 question's words up in a list."""
@@ -53,7 +54,7 @@ def digits(text: str, language: str | None = NUMBER_WORDS) -> str:
         return text
     from text_to_num import alpha2digit
 
-    return alpha2digit(text, language)
+    return alpha2digit(text, language, threshold=0)
 
 
 def question_literals(question: str, language: str | None = NUMBER_WORDS) -> Literals:
