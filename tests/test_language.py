@@ -415,30 +415,6 @@ def test_label_roots_come_back_to_the_root_along_another_relationship():
     assert len(closed) == 2 * 2 * 2 + 2 * 2
 
 
-def test_label_roots_go_two_steps_across_three_labels():
-    """From the schema: two steps through three different labels (customers, their orders, the
-    products ordered), asking for any of the three; none through two nodes of one label (those
-    are the closed paths above, or the anchors' sharing paths)."""
-    from graphraft.graph.schema import GraphSchema, SchemaPattern
-    from graphraft.synthesis.patterns import label_roots
-
-    links = [("Customer", "PURCHASED", "Order"), ("Order", "ORDERS", "Product"), ("Person", "ACTED_IN", "Movie")]
-    schema = GraphSchema(
-        labels={label: 5 for label in ("Customer", "Order", "Product", "Person", "Movie")},
-        relationship_types={t: 1 for _, t, _ in links},
-        patterns=[SchemaPattern(source=s, type=t, target=e, count=1) for s, t, e in links],
-    )
-    two = [p for p in label_roots(schema) if len(p.steps) == 2 and not p.closed]
-    customers = AnchorRef(None, ("Customer",))
-    chain = (Step("PURCHASED", True, ("Order",)), Step("ORDERS", True, ("Product",)))
-    for target in (0, 1, 2):
-        assert Pattern(customers, chain, target) in two
-    back = (Step("ORDERS", False, ("Order",)), Step("PURCHASED", False, ("Customer",)))
-    assert Pattern(AnchorRef(None, ("Product",)), back, 2) in two
-    assert len(two) == 2 * 3  # each way along the one chain, each target
-    assert all(len({p.anchor.labels[0], *(s.labels[0] for s in p.steps)}) == 3 for p in two)
-
-
 def _decisions(query: Query) -> list:
     """What L1 decides, in order: the root, each step and node, the target, each filter along
     the path, the projection, the order, the limit."""

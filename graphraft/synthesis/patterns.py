@@ -250,11 +250,9 @@ def executable(pattern: Pattern, store) -> str:
 
 def label_roots(schema) -> list[Pattern]:
     """Queries rooted at a label: every label's nodes; one step from them along each
-    relationship the schema has for that label, asking for either end; two steps that come
+    relationship the schema has for that label, asking for either end; and two steps that come
     back to the root along another relationship (the same person wrote and directed a movie;
-    two people who follow each other), asking for the root or the node between; and two steps
-    across three labels (customers, their orders, the products ordered), asking for any of
-    the three."""
+    two people who follow each other), asking for the root or the node between."""
     found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
     steps: dict[str, list[Step]] = {}  # a label -> the steps the schema has from its nodes
     for link in schema.patterns:
@@ -272,11 +270,6 @@ def label_roots(schema) -> list[Pattern]:
                 if back.labels != (root,) or (back.type == first.type and back.outgoing != first.outgoing):
                     continue
                 found += [Pattern(AnchorRef(None, (root,)), (first, back), target, closed=True) for target in (0, 1)]
-    for root, first_steps in steps.items():
-        for first in first_steps:
-            for second in steps.get(first.labels[0], []):
-                if len({root, first.labels[0], second.labels[0]}) == 3:
-                    found += [Pattern(AnchorRef(None, (root,)), (first, second), target) for target in (0, 1, 2)]
     return list(dict.fromkeys(found))
 
 
