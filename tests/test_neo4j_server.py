@@ -213,7 +213,7 @@ def test_a_neo4j_stalled_mid_session_gives_errors_within_the_limits(managed, tmp
         "clear": (store.clear, 2.0),
     }
     pid = status(env)["pid"]
-    each_fails_in_time(pid, calls, slack=3.0)
+    each_fails_in_time(pid, calls, slack=4.0)
     store.close()
     fresh = open_store(settings, "mid")
     assert fresh.count_nodes() == 200 and fresh.count_relationships() == 199

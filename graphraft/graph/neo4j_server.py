@@ -317,6 +317,9 @@ class Neo4jServer(LocalServer):
             f"server.memory.heap.max_size={self.heap}",
             f"server.memory.pagecache.size={self.pagecache}",
             "db.shutdown_transaction_end_timeout=2s",
+            # the monitor that ends a transaction past its timeout looks every 2 s by default, so a
+            # 50 ms limit could end anywhere up to 2 s late; every 100 ms keeps limits close
+            "db.transaction.monitor.check.interval=100ms",
             # keep-alive messages every 2 s while a query runs; the driver takes the hint and gives
             # up on a connection silent for 2 x 2 s (a stalled server) instead of 2 minutes
             "server.bolt.connection_keep_alive=2s",

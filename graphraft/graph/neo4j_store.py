@@ -36,6 +36,11 @@ from graphraft.graph.records import EMBEDDING_PROPERTY, WriteStats, graph_label,
 from graphraft.graph.store import GraphStore, Row
 
 GRAPH_LABEL = re.compile(r"^__Graph_(.+)__$")
+# How long past a call's own limit the client waits before calling the server stalled. The
+# server ends a transaction past its timeout when its monitor next looks: every 2 s by default
+# (`db.transaction.monitor.check.interval`; the server `graphraft neo4j start` runs looks every
+# 100 ms), so the server's clear "exceeded its limit" comes first whenever the server is alive.
+SERVER_GRACE_S = 2.5
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -169,8 +174,8 @@ class Neo4jStore(GraphStore):
                 return rows
 
         try:
-            # the server's limit first (a clear message), the client's a little later (a stall)
-            return self._bounded(work, timeout_ms / 1000 + 1.5)
+            # the server's limit first (a clear message), the client's after its grace (a stall)
+            return self._bounded(work, timeout_ms / 1000 + SERVER_GRACE_S)
         except ClientError as exc:
             raise self._translate(exc, timeout_ms) from None
         except (ServiceUnavailable, SessionExpired) as exc:
@@ -187,7 +192,7 @@ class Neo4jStore(GraphStore):
                 return tx.run("EXPLAIN " + query, params or {}).consume().plan or {}
 
         try:
-            plan = self._bounded(work, self.query_timeout_ms / 1000 + 1.5)
+            plan = self._bounded(work, self.query_timeout_ms / 1000 + SERVER_GRACE_S)
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._unavailable(exc) from None
         except Neo4jError as exc:
@@ -211,7 +216,7 @@ class Neo4jStore(GraphStore):
                 return session.execute_write(work)
 
         try:
-            records, c = self._bounded(run, self.write_timeout_ms / 1000 + 1.5)
+            records, c = self._bounded(run, self.write_timeout_ms / 1000 + SERVER_GRACE_S)
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._unavailable(exc) from None
         except Neo4jError as exc:
@@ -316,7 +321,7 @@ class Neo4jStore(GraphStore):
                 session.run(query).consume()
 
         try:
-            self._bounded(work, self.write_timeout_ms / 1000 + 1.5)
+            self._bounded(work, self.write_timeout_ms / 1000 + SERVER_GRACE_S)
         except (ServiceUnavailable, SessionExpired) as exc:
             raise self._unavailable(exc) from None
         except Neo4jError as exc:
