@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -122,3 +123,15 @@ def test_the_typo_match_has_a_floor_setting_that_can_turn_it_off(monkeypatch):
     monkeypatch.setenv("GRAPHRAFT_FUZZY_FLOOR", "1.5")
     with pytest.raises(ConfigurationError, match="fuzzy_floor"):
         load_settings()
+
+
+SHIPPED = sorted((Path(__file__).parents[1] / "training").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_training_config_loads_and_names_a_task_and_its_data(path):
+    config = TrainConfig.from_yaml(path)
+    assert config.task in {"l1", "l2"}
+    assert config.data and config.output_dir
+    # the shares of a file's rows stay within the whole
+    assert sum(source.share or 0 for source in config.data) <= 1.0
