@@ -209,6 +209,13 @@ def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
     assert table["all"] == {"accuracy": 1 / 3, "questions": 3}
     assert table["Simple Aggregation"] == {"accuracy": 0.5, "questions": 2} and table["lookup"]["accuracy"] == 0
     assert "## Execution accuracy" in markdown(report, "plot.png")
+    # each question's outcome is written with it (for reading the misses)
+    from graphraft.evaluation.runner import write_report
+
+    paths = write_report(report, tmp_path / "report")
+    written = [json.loads(line) for line in (paths["json"].parent / "questions.jsonl").read_text().splitlines()]
+    assert [w["execution"] for w in written] == [True, False, False]
+    assert written[0]["categories"] == ["Simple Aggregation"] and written[0]["top_query"] == wanted
 
 
 def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):

@@ -394,6 +394,8 @@ def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
                     "top_query": o.top_query,
                     **vars(o.scores),
                 }
+                # questions with a gold result: whether the answer's rows were it, and under what
+                | ({"execution": o.execution, "categories": list(o.categories)} if o.execution is not None else {})
             )
             + "\n"
             for o in report.outcomes
