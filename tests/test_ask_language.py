@@ -188,7 +188,7 @@ def test_the_retrievers_hand_over_value_rows(asker):
 def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
     """A question file's gold rows reach the evaluation: an answer whose rows are the gold result
     counts, one whose rows differ does not, per category, and the report shows the table."""
-    from graphraft.evaluation.runner import evaluate, markdown
+    from graphraft.evaluation.runner import ANY_ROWS, evaluate, markdown
     from graphraft.graph.loaders.questions import read_question_file
 
     wanted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN count(DISTINCT n1) AS count'
@@ -198,23 +198,33 @@ def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
         {"question": question, "rows": [[count]], "type": "Simple Aggregation", "split": "validation"},
         {"question": question + "?", "rows": [[count + 1]], "type": "Simple Aggregation"},
         {"question": "which movies did [Keanu Reeves] act in", "rows": [["The Matrix"]], "category": "lookup"},
+        # a gold LIMIT 1 with no ORDER BY picked another of two rows: right too, on the second count
+        {
+            "question": question + "!",
+            "rows": [[count + 5]],
+            "any_of": [[count + 5], [count]],
+            "type": "Simple Aggregation",
+        },
     ]
     path = tmp_path / "questions.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     items = list(read_question_file(path))
     assert items[0].split == "validation" and items[0].extra["rows"] == [[count]]
     report = evaluate(items, asker(wanted), ["no-l2"])
-    assert [o.execution for o in report.outcomes] == [True, False, False]
+    assert [o.execution for o in report.outcomes] == [True, False, False, False]
+    assert [o.execution_any for o in report.outcomes] == [True, False, False, True]
     table = report.execution_accuracy("no-l2")
-    assert table["all"] == {"accuracy": 1 / 3, "questions": 3}
-    assert table["Simple Aggregation"] == {"accuracy": 0.5, "questions": 2} and table["lookup"]["accuracy"] == 0
-    assert "## Execution accuracy" in markdown(report, "plot.png")
+    assert table["all"] == {"accuracy": 1 / 4, "questions": 4}
+    assert table[ANY_ROWS] == {"accuracy": 2 / 4, "questions": 4}
+    assert table["Simple Aggregation"] == {"accuracy": 1 / 3, "questions": 3} and table["lookup"]["accuracy"] == 0
+    assert "## Execution accuracy" in markdown(report, "plot.png") and ANY_ROWS in markdown(report, "plot.png")
     # each question's outcome is written with it (for reading the misses)
     from graphraft.evaluation.runner import write_report
 
     paths = write_report(report, tmp_path / "report")
     written = [json.loads(line) for line in (paths["json"].parent / "questions.jsonl").read_text().splitlines()]
-    assert [w["execution"] for w in written] == [True, False, False]
+    assert [w["execution"] for w in written] == [True, False, False, False]
+    assert [w["execution_any"] for w in written] == [True, False, False, True]
     assert written[0]["categories"] == ["Simple Aggregation"] and written[0]["top_query"] == wanted
 
 
@@ -225,6 +235,9 @@ def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):
     path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps({"question": "how many?", "rows": 3}) + "\n")
     with pytest.raises(InputFileError, match=r"questions.jsonl:1: 'rows' must be"):
+        list(read_question_file(path))
+    path.write_text(json.dumps({"question": "which?", "rows": [[3]], "any_of": 3}) + "\n")
+    with pytest.raises(InputFileError, match=r"questions.jsonl:1: 'any_of' must be a non-empty list of rows"):
         list(read_question_file(path))
     path.write_text(
         json.dumps({"question": "how many?", "rows": [[3]]}) + "\n" + json.dumps({"question": "x", "id": 7})

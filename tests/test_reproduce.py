@@ -13,7 +13,7 @@ from graphraft.synthesis.language import Filter, Order, Projection, Query, rende
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots
 from graphraft.synthesis.reproduce import reproduce
-from graphraft.synthesis.results import result_key, same_result
+from graphraft.synthesis.results import result_key, same_result, some_rows_of
 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
 KEANU = AnchorRef("p:keanu", ("Person",))
@@ -234,6 +234,19 @@ def test_results_compare_as_sets_of_rows_with_nodes_by_name():
     assert not same_result([["m:matrix", 1999]], [["The Matrix", 1998]], names)
     assert not same_result([[1], [2]], [[1]])
     assert result_key([[None]]) != result_key([[0]]) and result_key([[True]]) != result_key([[1]])
+
+
+def test_any_rows_of_an_unordered_limit_are_as_good_as_the_gold_pick():
+    """A gold LIMIT 2 with no ORDER BY picked two of three rows: any two distinct of the three
+    count, not one, not a row outside them, not the same row twice."""
+    names = {"m:matrix": "The Matrix"}.get
+    pool = [["The Matrix"], ["Speed"], ["Cast Away"]]
+    assert some_rows_of([["m:matrix", "The Matrix"], ["Speed"]], pool, 2, names)
+    assert some_rows_of([["Cast Away"], ["Speed"]], pool, 2)
+    assert not some_rows_of([["Speed"]], pool, 2)
+    assert not some_rows_of([["Speed"], ["Speed"]], pool, 2)
+    assert not some_rows_of([["Speed"], ["Big"]], pool, 2)
+    assert some_rows_of([["Speed"], ["Big"]], [["Speed"], ["Big"]], 5)  # fewer than the limit: all
 
 
 @pytest.mark.parametrize(

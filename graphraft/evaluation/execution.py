@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphraft.synthesis.results import same_result
+from graphraft.synthesis.results import same_result, some_rows_of
 
-__all__ = ["answer_rows", "same_result"]
+__all__ = ["answer_rows", "same_result", "some_rows_of"]
 
 
 def answer_rows(answer, use_selection: bool) -> list[list[Any]]:

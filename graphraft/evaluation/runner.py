@@ -24,9 +24,10 @@ from typing import Any
 
 from graphraft.errors import DeadlineExceededError
 from graphraft.evaluation.config import METHODS
-from graphraft.evaluation.execution import answer_rows, same_result
+from graphraft.evaluation.execution import answer_rows, same_result, some_rows_of
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.progress import Progress, SilentProgress
+from graphraft.synthesis.results import result_key
 from graphraft.text import normalize_name
 
 METHOD_TITLES = {
@@ -51,6 +52,10 @@ FAILURES = (
 )
 
 
+#: the execution accuracy's row where a gold LIMIT with no ORDER BY takes any as many of its rows
+ANY_ROWS = "all, any rows of an unordered LIMIT"
+
+
 @dataclass
 class Outcome:
     """One method on one question."""
@@ -69,6 +74,9 @@ class Outcome:
     #: categories it is reported under (the question's type, its category)
     execution: bool | None = None
     categories: tuple[str, ...] = ()
+    #: the same, where the gold's LIMIT has no ORDER BY, with any as many rows of its result
+    #: without the LIMIT counted right too (the question file's ``any_of``)
+    execution_any: bool | None = None
 
 
 @dataclass
@@ -122,6 +130,8 @@ class EvalReport:
         for outcome in scored:
             for name in outcome.categories:
                 groups.setdefault(name, []).append(outcome.execution)
+        if any(o.execution_any != o.execution for o in scored):
+            groups[ANY_ROWS] = [bool(o.execution_any) for o in scored]
         return {name: {"accuracy": sum(v) / len(v), "questions": len(v)} for name, v in sorted(groups.items())}
 
     def failed_query_share(self, method: str) -> float:
@@ -224,10 +234,14 @@ def outcome_from_answer(
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
     scores = score_question(ranked, chosen, gold)
-    execution, categories = None, ()
+    execution, categories, execution_any = None, (), None
     if item.extra and "rows" in item.extra:
-        execution = same_result(answer_rows(answer, use_selection), item.extra["rows"])
+        rows = answer_rows(answer, use_selection)
+        execution = same_result(rows, item.extra["rows"])
         categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
+        execution_any = execution or (
+            "any_of" in item.extra and some_rows_of(rows, item.extra["any_of"], len(result_key(item.extra["rows"])))
+        )
     return Outcome(
         item.qid,
         item.hops,
@@ -248,6 +262,7 @@ def outcome_from_answer(
         bool(item.mention),
         execution,
         categories,
+        execution_any,
     )
 
 
@@ -355,6 +370,7 @@ def _timed_out(item, method: str, seconds: float) -> Outcome:
         "timed out",
         execution=False if executed else None,
         categories=categories,
+        execution_any=False if executed else None,
     )
 
 
@@ -395,7 +411,11 @@ def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
                     **vars(o.scores),
                 }
                 # questions with a gold result: whether the answer's rows were it, and under what
-                | ({"execution": o.execution, "categories": list(o.categories)} if o.execution is not None else {})
+                | (
+                    {"execution": o.execution, "execution_any": o.execution_any, "categories": list(o.categories)}
+                    if o.execution is not None
+                    else {}
+                )
             )
             + "\n"
             for o in report.outcomes
@@ -459,7 +479,9 @@ def markdown(report: EvalReport, plot_name: str) -> str:
     ]
     executed = {m: v for m, v in data["execution_accuracy"].items() if v}
     if executed:
-        names = sorted({name for table in executed.values() for name in table}, key=lambda n: (n != "all", n))
+        names = sorted(
+            {name for table in executed.values() for name in table}, key=lambda n: (n != "all", n != ANY_ROWS, n)
+        )
         out += [
             "## Execution accuracy (the answer's rows are the gold result's, as sets; a node by its name)",
             "",

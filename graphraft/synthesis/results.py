@@ -59,3 +59,11 @@ def same_result(answer: Iterable[Iterable[Any]], gold: Iterable[Iterable[Any]], 
     """Whether an answer's rows are the gold rows (gold rows already normalised or plain values;
     ``name_of`` names the answer's node ids)."""
     return result_key(answer, name_of) == result_key(gold)
+
+
+def some_rows_of(answer: Iterable[Iterable[Any]], pool: Iterable[Iterable[Any]], count: int, name_of=None) -> bool:
+    """Whether an answer's rows are ``count`` distinct rows of ``pool`` (or all of them, when it
+    has fewer): as good an answer as the gold's where the gold query ends in a ``LIMIT`` with no
+    ``ORDER BY``, whose pick among ``pool`` (its result without the LIMIT) is arbitrary."""
+    mine, whole = result_key(answer, name_of), result_key(pool)
+    return mine <= whole and len(mine) == min(count, len(whole))

@@ -6,6 +6,9 @@ question/answer files GraphRAFT reads in two formats:
   (``answer_ids`` optional; hops and type optional). A question answered by values rather than
   nodes carries its gold result as ``"rows": [[value, ...], ...]`` (a node as its name; scored by
   execution accuracy), optionally its ``cypher`` and ``category``; ``split`` overrides the hash.
+  Where the gold query ends in a ``LIMIT`` with no ``ORDER BY`` (an arbitrary pick), ``"any_of"``
+  may hold its rows without the LIMIT: as many distinct rows of them as ``rows`` has are then
+  scored right too, beside the strict score.
 - TSV (MetaQA style): ``question<TAB>answer1|answer2``.
 
 A ``[bracketed]`` span in the question marks its topic entity."""
@@ -87,13 +90,22 @@ def _jsonl_questions(path: Path) -> Iterator[tuple]:
             answers = [answers]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise InputFileError(f"{path}:{number}: 'answers' must be a list of strings")
-        extra = {key: row[key] for key in ("id", "answer_ids", "rows", "cypher", "category", "split") if key in row}
+        extra = {
+            key: row[key] for key in ("id", "answer_ids", "rows", "any_of", "cypher", "category", "split") if key in row
+        }
         if not isinstance(extra.get("id", ""), str) or extra.get("id") == "":
             raise InputFileError(f"{path}:{number}: 'id' must be a non-empty string")
         if "rows" in extra and not (
             isinstance(extra["rows"], list) and all(isinstance(r, list) for r in extra["rows"]) and extra["rows"]
         ):
             raise InputFileError(f"{path}:{number}: 'rows' must be a non-empty list of rows (lists of values)")
+        if "any_of" in extra and not (
+            "rows" in extra
+            and isinstance(extra["any_of"], list)
+            and all(isinstance(r, list) for r in extra["any_of"])
+            and extra["any_of"]
+        ):
+            raise InputFileError(f"{path}:{number}: 'any_of' must be a non-empty list of rows, beside 'rows'")
         if extra.get("split") not in (None, "train", "validation"):
             raise InputFileError(f"{path}:{number}: 'split' must be train or validation")
         yield number, row["question"].strip(), answers, row.get("hops"), row.get("type"), extra
