@@ -45,7 +45,7 @@ def asker(store, tiny, graphraft_home):
     model, tokenizer = tiny
     settings = load_settings(home=graphraft_home, embedder="none")
 
-    def make(wanted: str):
+    def make(wanted: str, **config):
         engine = GraphRAFT(
             settings,
             store=store,
@@ -54,6 +54,7 @@ def asker(store, tiny, graphraft_home):
             extractor=MarkedMentionExtractor(),
             language="full",
             max_hops=1,
+            **config,
         )
         return engine.with_parts(Choosing(model, tokenizer, wanted))
 
@@ -226,6 +227,27 @@ def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
     assert [w["execution"] for w in written] == [True, False, False, False]
     assert [w["execution_any"] for w in written] == [True, False, False, True]
     assert written[0]["categories"] == ["Simple Aggregation"] and written[0]["top_query"] == wanted
+
+
+def test_execution_accuracy_compares_the_whole_result_past_the_answers_node_budget(asker, store, tmp_path):
+    """The answer lists at most ``node_budget`` nodes; the top query's result is compared whole,
+    each node by its name."""
+    from graphraft.evaluation.runner import evaluate
+    from graphraft.graph.loaders.questions import read_question_file
+
+    wanted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN DISTINCT n1.id AS id'
+    movies = sorted({m for p, m in ACTED_IN if p == "p:keanu"})
+    assert len(movies) >= 2
+    titles = [[row["name"]] for row in store.nodes_by_id(movies)]
+    path = tmp_path / "questions.jsonl"
+    path.write_text(json.dumps({"question": "which movies did [Keanu Reeves] act in", "rows": titles}) + "\n")
+    [item] = read_question_file(path)
+    engine = asker(wanted, node_budget=1)
+    answer = engine.ask(item.question)
+    assert (
+        len(answer.retrieved) == 1 and answer.queries[0].cypher == wanted and len(answer.queries[0].ids) == len(movies)
+    )
+    assert [o.execution for o in evaluate([item], engine, ["no-l2"]).outcomes] == [True]
 
 
 def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):

@@ -130,7 +130,8 @@ class EvalReport:
         for outcome in scored:
             for name in outcome.categories:
                 groups.setdefault(name, []).append(outcome.execution)
-        if any(o.execution_any != o.execution for o in scored):
+        # shown where it differs for some method: then for every method, side by side
+        if any(o.execution_any != o.execution for o in self.outcomes if o.execution is not None):
             groups[ANY_ROWS] = [bool(o.execution_any) for o in scored]
         return {name: {"accuracy": sum(v) / len(v), "questions": len(v)} for name, v in sorted(groups.items())}
 
@@ -225,10 +226,18 @@ def candidate_check(pipeline, item) -> Callable[[Any], bool]:
 
 
 def outcome_from_answer(
-    item, method: str, answer, seconds: float, use_selection: bool, gold_in_candidates: Callable | None = None
+    item,
+    method: str,
+    answer,
+    seconds: float,
+    use_selection: bool,
+    gold_in_candidates: Callable | None = None,
+    store=None,
 ) -> Outcome:
     """One method's outcome on one question; with ``gold_in_candidates`` (``candidate_check``), a
-    missed question whose own queries do not show the answers is checked against every candidate."""
+    missed question whose own queries do not show the answers is checked against every candidate;
+    ``store`` names the nodes of a query's result past the answer's node budget (execution
+    accuracy compares the whole result)."""
     gold, key = answer_keys(item)
     retrieved = [key(n.model_dump()) for n in answer.retrieved]
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
@@ -236,7 +245,7 @@ def outcome_from_answer(
     scores = score_question(ranked, chosen, gold)
     execution, categories, execution_any = None, (), None
     if item.extra and "rows" in item.extra:
-        rows = answer_rows(answer, use_selection)
+        rows = answer_rows(answer, use_selection, store)
         execution = same_result(rows, item.extra["rows"])
         categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
         execution_any = execution or (
@@ -317,6 +326,7 @@ def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> 
     answers = {method: _ask_group(engine, [item.question for item in chunk], group) for method, engine in runs}
     # the trained pipeline's one answer is scored twice: with L2 (graphraft) and without (no-l2)
     scored_as = {"graphraft": [m for m in ("graphraft", "no-l2") if m in methods]}
+    store = pipeline.store
     for i, item in enumerate(chunk):
         check = candidate_check(pipeline, item)
         for method, _ in runs:
@@ -327,13 +337,15 @@ def _evaluate_group(report, chunk, runs, methods, pipeline, embedder, group) -> 
                 continue
             seconds = _seconds(answer)
             if method != "graphraft":
-                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, check))
+                report.outcomes.append(outcome_from_answer(item, method, answer, seconds, False, check, store))
                 continue
             if "graphraft" in methods:
-                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True, check))
+                report.outcomes.append(outcome_from_answer(item, "graphraft", answer, seconds, True, check, store))
             if "no-l2" in methods:
                 reason = answer.timings.get("reason", 0.0)
-                report.outcomes.append(outcome_from_answer(item, "no-l2", answer, seconds - reason, False, check))
+                report.outcomes.append(
+                    outcome_from_answer(item, "no-l2", answer, seconds - reason, False, check, store)
+                )
         if "vector" in methods:
             report.outcomes.append(vector_outcome(item, pipeline.store, embedder))
 
