@@ -366,6 +366,24 @@ def test_counting_the_nodes_wins_over_counting_every_binding_where_both_give_the
     assert min([every, distinct], key=lambda q: simplicity(q, literals)) == distinct
 
 
+def test_the_nodes_filtered_as_asked_win_over_an_aggregate_per_name_kept_over_the_same_number():
+    """ "Which released movies have more than 50 votes?": the movies filtered on votes, not a
+    twin that gives the same titles — the average votes per title kept over 50, among the movies
+    released before 50 — though the twin names more of the question's words (released, votes)."""
+    from graphraft.synthesis.synthesizer import echoed_words, simplicity
+
+    question = "Which released movies have more than 50 votes?"
+    literals = question_literals(question)
+    plain = Query(MOVIE_ROOT, (Filter(0, "votes", ">", 50),))
+    twin = Query(
+        MOVIE_ROOT,
+        (Filter(0, "released", "<", 50),),
+        Projection(aggregate="avg", key="votes", group=0, group_key="title", having=(">", 50), hidden=True),
+    )
+    assert len(echoed_words(twin, question)) > len(echoed_words(plain, question))
+    assert min([twin, plain], key=lambda q: simplicity(q, literals, question)) == plain
+
+
 def test_an_anchor_named_in_the_question_says_its_name_and_a_shorter_path_wins():
     """ "Who directed 'Speed Racer'?": the 1-hop path from the anchor named so, not a 3-hop
     detour that comes back to the movie through a filter on its title (the anchor states the

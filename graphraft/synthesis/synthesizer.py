@@ -244,7 +244,9 @@ def simplicity(
     question's entities before one from a label (the entity the question names is why its answer
     is what it is); then the one that says more of what the question states and less that it
     does not (a filter on the quoted summary, not an order that happens to keep the same row);
-    then the shortest path, the fewest clauses, the shortest text.
+    then the shortest path, the fewest clauses (an aggregate, its group and a condition on it
+    count, so the nodes filtered as the question says beat an average per name kept over the
+    same number), the schema names the question echoes, the shortest text.
 
     A value the question states (a number, a quoted string, a property value it spells out) is
     said by a filter that keeps it (not ``<>``), by a LIMIT of that number, or by an anchor of
@@ -271,16 +273,21 @@ def simplicity(
         name = (names or {}).get(anchor.id) if anchor is not None and anchor.id else None
         if name and states(name):
             said.add(name)
-    clauses = len(query.filters) + len(query.projection.properties) + (query.order is not None)
+    projection = query.projection
+    clauses = len(query.filters) + len(projection.properties) + (query.order is not None)
     clauses += query.limit is not None
-    clauses += query.projection.every  # counting every binding says more than counting the nodes
+    clauses += len(projection.others) + len(projection.edges)
+    # an aggregate, its group and a condition on it each say something: a count per group kept
+    # over 50 is three clauses more than the nodes themselves
+    clauses += (projection.aggregate is not None) + (projection.group is not None) + (projection.having is not None)
+    clauses += projection.every  # counting every binding says more than counting the nodes
     text = render_query(query)
     return (
         query.pattern.anchor.is_label_root,
         unstated - len(said),
         len(query.pattern.steps),
-        -len(echoed_words(query, question)),
         clauses,
+        -len(echoed_words(query, question)),
         len(text),
         text,
     )
