@@ -246,14 +246,6 @@ def read_items(path: Path, split: str) -> list[dict]:
     return [row for row in rows if split == "all" or row["split"] == split]
 
 
-#: the ceiling's row where a gold LIMIT with no ORDER BY takes any as many rows of its result
-ANY_ROWS = "all, any rows of an unordered LIMIT"
-
-
-def _namer(names: dict):
-    return lambda value: names.get(value) if isinstance(value, str) else None
-
-
 def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
     """Where the gold query's LIMIT orders nothing (``any_of``): whether a query of the language
     returns as many rows of its result without the LIMIT — one that gives that whole result,
@@ -263,19 +255,16 @@ def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
     from graphraft.errors import GraphRAFTError
     from graphraft.synthesis.language import Order, render_query
     from graphraft.synthesis.reproduce import reproduce
-    from graphraft.synthesis.results import result_key, some_rows_of
+    from graphraft.synthesis.results import candidate_key, named_by, result_key, some_rows_of
 
     if "any_of" not in item:
         return False
     count = len(result_key(item["rows"]))
     if count not in space.clauses.literals.limits:
         return False  # L1 could not write the LIMIT
-
-    def key(rows, names):
-        return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
-
     patterns = [p for group in space.paths.values() for p in group]
-    whole = reproduce(store, patterns, space.clauses, result_key(item["any_of"]), key, budget_s=budget_s, first=True)
+    gold = result_key(item["any_of"])
+    whole = reproduce(store, patterns, space.clauses, gold, candidate_key, budget_s=budget_s, first=True)
     for query in whole.queries:
         if query.limit is not None or query.order is not None:
             continue
@@ -288,7 +277,7 @@ def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
             answer = [[row.get(c) for c in limited.projection.aliases] for row in rows]
             ids = [v for row in answer for v in row if isinstance(v, str)]
             names = {node["id"]: node["name"] for node in store.nodes_by_id(ids)} if ids else {}
-            if some_rows_of(answer, item["any_of"], count, _namer(names)):
+            if some_rows_of(answer, item["any_of"], count, named_by(names)):
                 return True
     return False
 
@@ -300,11 +289,12 @@ def ceiling(
     the candidates `ask --language full` gives each question (its anchors, literals, label roots)."""
     from graphraft.config import load_settings
     from graphraft.deadline import Deadline
+    from graphraft.evaluation.runner import ANY_ROWS
     from graphraft.inference.config import AskConfig
     from graphraft.inference.decoding.query_space import QuerySpace
     from graphraft.inference.pipeline import GraphRAFT
     from graphraft.synthesis.reproduce import reproduce
-    from graphraft.synthesis.results import result_key
+    from graphraft.synthesis.results import candidate_key, result_key
 
     items = read_items(questions, split)[:limit]
     engine = GraphRAFT(load_settings(), graph=graph, config=AskConfig(language="full"))
@@ -319,11 +309,7 @@ def ceiling(
         found = None
         if isinstance(space, QuerySpace):
             patterns = [p for group in space.paths.values() for p in group]
-
-            def key(rows, names):
-                return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
-
-            found = reproduce(engine.store, patterns, space.clauses, gold, key, first=True, budget_s=budget_s)
+            found = reproduce(engine.store, patterns, space.clauses, gold, candidate_key, first=True, budget_s=budget_s)
         hit = bool(found and found.queries)
         exhausted = bool(found and found.exhausted and not hit)
         total["out of time"] += exhausted

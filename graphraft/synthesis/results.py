@@ -55,6 +55,17 @@ def result_key(rows: Iterable[Iterable[Any]], name_of: Callable[[Any], str | Non
     return frozenset(row_key(row, name_of) for row in rows)
 
 
+def named_by(names: Mapping[str, str]) -> Callable[[Any], str | None]:
+    """``name_of`` for rows whose node ids ``names`` names (id -> name)."""
+    return lambda value: names.get(value) if isinstance(value, str) else None
+
+
+def candidate_key(rows: Iterable[Iterable[Any]], names: Mapping[str, str]) -> frozenset:
+    """A candidate query's result, its node ids named by ``names``: what ``reproduce`` compares
+    with a gold result."""
+    return result_key(rows, named_by(names))
+
+
 def same_result(answer: Iterable[Iterable[Any]], gold: Iterable[Iterable[Any]], name_of=None) -> bool:
     """Whether an answer's rows are the gold rows (gold rows already normalised or plain values;
     ``name_of`` names the answer's node ids)."""

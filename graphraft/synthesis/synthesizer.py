@@ -38,7 +38,7 @@ from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
 from graphraft.synthesis.reproduce import reproduce
 from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
-from graphraft.synthesis.results import result_key
+from graphraft.synthesis.results import candidate_key, result_key
 from graphraft.synthesis.rows import AnchorRow, RankedQuery, SynthesisRow, done_qids
 from graphraft.synthesis.verbalise import words_of
 
@@ -205,15 +205,12 @@ class Synthesizer:
         literals = question_literals(item.question)
         clauses = ClauseSpace(schema, literals, item.question)
 
-        def key(rows, names):
-            return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
-
         found = reproduce(
             store,
             language_paths(around, refs, schema),
             clauses,
             gold,
-            key,
+            candidate_key,
             timeout_ms=self.config.timeout_ms,
             budget_s=self.config.language_budget_s,
         )
