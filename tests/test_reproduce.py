@@ -342,6 +342,50 @@ def test_synthesis_prefers_the_query_that_uses_the_questions_values(store):
     )
 
 
+PEOPLE_ROOT = Pattern(AnchorRef(None, ("Person",)), (), 0)
+
+
+@pytest.mark.parametrize(
+    "projection, order",
+    [(Projection(), Order("country", before=True)), (Projection(("country",)), Order("country"))],
+    ids=["ordered before the projection", "ordered by a returned column"],
+)
+def test_a_limit_that_cuts_through_tied_rows_is_marked(store, projection, order):
+    """Two Canadians then two Americans by country: a LIMIT 3 keeps one of the Americans, the
+    database's pick. Whichever it picks, the query giving it is marked tied; LIMIT 2 cuts between
+    the countries and is not."""
+    from graphraft.synthesis.reproduce import ties_at_limit
+
+    load(store)
+    question = "the first 2 or 3 people by country"
+    clauses = ClauseSpace(store.schema(), question_literals(question), question)
+    for limit, tied in ((3, True), (2, False)):
+        wanted = Query(PEOPLE_ROOT, (), projection, order, limit)
+        found = reproduce(store, [PEOPLE_ROOT], clauses, gold_of(store, wanted), key_of)
+        assert wanted in found.queries
+        assert (render_query(wanted) in found.tied) is tied, limit
+        assert found.tied <= {render_query(q) for q in found.queries if q.limit is not None}
+    rows = [("Canada",), ("Canada",), ("USA",), ("USA",)]
+    assert [ties_at_limit(rows, 0, k) for k in range(5)] == [False, True, False, True, False]
+
+
+def test_the_pair_teaches_a_query_whose_limit_cuts_no_tie_before_a_simpler_one_that_does():
+    """Of two queries giving the gold, the one the database's pick among tied rows made right is
+    taught only when no other gives it, however simple it is."""
+    from graphraft.synthesis.reproduce import Reproduction
+    from graphraft.synthesis.synthesizer import pair_query, simplicity
+
+    question = "the first 3 people"
+    literals = question_literals(question)
+    lucky = Query(PEOPLE_ROOT, (), Projection(), Order("country", before=True), 3)
+    filtered = Query(PEOPLE_ROOT, (Filter(0, "born", ">=", 1964),), Projection(), Order("born", before=True), 3)
+    assert min([filtered, lucky], key=lambda q: simplicity(q, literals, question)) == lucky
+    found = Reproduction([lucky, filtered], tied={render_query(lucky)})
+    assert pair_query(found, literals, question, {}) == filtered
+    assert pair_query(Reproduction([lucky, filtered]), literals, question, {}) == lucky
+    assert pair_query(Reproduction([lucky], tied={render_query(lucky)}), literals, question, {}) == lucky
+
+
 def test_a_stated_value_counts_once_toward_the_pairs_choice():
     """`LIMIT 2` uses the question's 2; a filter `released <> 2` beside it uses nothing more and
     is one clause too many."""

@@ -12,7 +12,8 @@ a query is kept only when the database, running its one rendered text, returns t
 (``synthesis.results``: rows as sets, a node as its name). Where rows tie at a LIMIT, Python's
 pick and the database's may differ; the database decides, so a proposal can fail and a tie the
 database would break the gold's way can be missed: the ceiling may be slightly under-counted, never
-over-counted."""
+over-counted. A confirmed query whose LIMIT cut through such a tie is marked (``Reproduction.tied``):
+the database's pick, not the query, gave the gold rows, and a training pair prefers another."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ class Reproduction:
     matches: int = 0  # paths run for their bindings
     skipped: int = 0  # paths with too many bindings or an error
     exhausted: bool = False  # the time budget ended the search before every path was worked through
+    #: the rendered texts of confirmed queries whose LIMIT cuts through rows tied on their order:
+    #: the database's arbitrary pick among them gave the gold result (``ties_at_limit``)
+    tied: set[str] = dataclasses.field(default_factory=set)
 
 
 #: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
@@ -308,6 +312,12 @@ def _ordered(rows: list[tuple], column: int, descending: bool) -> list[tuple]:
     return (missing + present) if descending else (present + missing)
 
 
+def ties_at_limit(ordered: list[tuple], column: int, limit: int) -> bool:
+    """Whether a LIMIT of ``limit`` cuts through rows tied on ``column`` (ordered by it): which of
+    them it keeps is the database's arbitrary pick, not anything the query says."""
+    return 0 < limit < len(ordered) and ordered[limit - 1][column] == ordered[limit][column]
+
+
 def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
     """Whether a projection can give rows as wide as the gold's (a row's values counted once: an
     id named like one of the properties beside it counts once)."""
@@ -374,7 +384,7 @@ def reproduce(
     states: dict[int, _PathState | None] = {}  # kept between passes, up to KEPT_BINDINGS bindings in all
     held = 0
 
-    def confirm(query: Query) -> bool:
+    def confirm(query: Query, tied: bool = False) -> bool:
         text = render_query(query)
         if text in tried:
             return False
@@ -387,6 +397,8 @@ def reproduce(
         columns = query.projection.aliases
         if result_key([tuple(row.get(c) for c in columns) for row in rows], names) == gold:
             found.queries.append(query)
+            if tied:
+                found.tied.add(text)
             return True
         return False
 
@@ -454,7 +466,7 @@ def _search(
     gives_gold: Callable[[list[tuple]], bool],
     linked: dict[tuple, set | None],
     timeout_ms: int | None,
-    confirm: Callable[[Query], bool],
+    confirm: Callable[..., bool],
     first: bool = False,
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
@@ -511,7 +523,10 @@ def _search(
                 if (
                     ordered
                     and gives_gold(ordered[:limit])
-                    and confirm(Query(pattern, filters, projection, Order(column, descending), limit))
+                    and confirm(
+                        Query(pattern, filters, projection, Order(column, descending), limit),
+                        tied=ties_at_limit(ordered, index, limit),
+                    )
                 ):
                     if first:
                         return True
@@ -529,7 +544,8 @@ def _search(
             for projection in plain:
                 top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
                 order = Order(key, descending, before=True)
-                if gives_gold(top) and confirm(Query(pattern, filters, projection, order, len(gold))):
+                query = Query(pattern, filters, projection, order, len(gold))
+                if gives_gold(top) and confirm(query, tied=ties_at_limit(ordered, 0, len(gold))):
                     if first:
                         return True
                     confirmed = True

@@ -36,7 +36,7 @@ from graphraft.synthesis.literals import Literals, mentioned_values, question_li
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
-from graphraft.synthesis.reproduce import reproduce
+from graphraft.synthesis.reproduce import Reproduction, reproduce
 from graphraft.synthesis.resolution import Anchor, EntityResolver, resolver_for
 from graphraft.synthesis.results import candidate_key, result_key
 from graphraft.synthesis.rows import AnchorRow, RankedQuery, SynthesisRow, done_qids
@@ -220,14 +220,23 @@ class Synthesizer:
                 f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
             )
             return
-        names = {a.id: a.name for a in anchors}
-        best = min(found.queries, key=lambda query: simplicity(query, literals, item.question, names))
+        best = pair_query(found, literals, item.question, {a.id: a.name for a in anchors})
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
         row.pattern = best.pattern.to_dict()
         row.hits = row.total = len(gold)
         row.precision = row.recall = 1.0
+
+
+def pair_query(found: Reproduction, literals: Literals, question: str, names: dict[str, str]) -> Query:
+    """The query a training pair teaches, of those that gave the gold result: the simplest
+    (``simplicity``), after every query whose LIMIT cut through tied rows (the database's
+    arbitrary pick among them, not anything the query says, gave the gold rows)."""
+    return min(
+        found.queries,
+        key=lambda query: (render_query(query) in found.tied, simplicity(query, literals, question, names)),
+    )
 
 
 #: filters that compare with nothing the question states (a negated value, a null test, a lacking link)
