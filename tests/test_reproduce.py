@@ -307,6 +307,38 @@ def test_synthesis_keeps_the_query_of_the_language_that_gives_a_gold_result(stor
     assert back.cypher == render_query(count) and back.query == row.query
 
 
+def test_a_gold_limit_with_no_order_teaches_the_rows_it_picked_from_cut_at_the_questions_number(store):
+    """ "2 movies Keanu Reeves acted in": the gold query cut his 3 movies at 2 with no order, and
+    happened to keep the two oldest. The pair teaches his movies cut at 2 (the question's
+    number), not an order by release year that agrees with the gold's pick by chance; where the
+    question does not state the limit, the gold's rows themselves are searched for (and no query
+    of this question's values gives them)."""
+    from graphraft.graph.loaders.questions import QAItem
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    load(store)
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
+    )
+    picked = [["Johnny Mnemonic"], ["The Matrix"]]
+    every = [*picked, ["The Matrix Reloaded"]]
+
+    def pair(question, extra):
+        return synthesizer.row_for(QAItem("q", question, None, (), 0, None, "train", extra=extra))
+
+    row = pair("list 2 movies [Keanu Reeves] acted in", {"rows": picked, "any_of": every})
+    assert row.status == "ok" and Query.from_dict(row.query) == Query(Pattern(KEANU, (ACTED,), 1), limit=2)
+    assert row.hits == 2
+    strict = pair("list 2 movies [Keanu Reeves] acted in", {"rows": picked})
+    assert strict.status == "ok" and Query.from_dict(strict.query).order is not None
+    unstated = pair("list movies [Keanu Reeves] acted in", {"rows": picked, "any_of": every})
+    # no number to cut at: the gold's own rows, which no query gives without one
+    assert unstated.status == "dropped" and unstated.reason == "no query of the language gives the gold result"
+
+
 def synthesizer_clauses(store):
     return ClauseSpace(store.schema(), question_literals(""), "")
 

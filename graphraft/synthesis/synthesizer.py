@@ -12,6 +12,7 @@ the answers: a longer one could at best tie, and ties go to fewer hops, so this 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -196,7 +197,9 @@ class Synthesizer:
     def _language_row(self, item: QAItem, row: SynthesisRow, anchors: list[Anchor]) -> None:
         """Keep the simplest query of the language whose result is the question's gold result
         (``synthesis/reproduce.py``: found among the paths around its anchors and the label
-        roots, with the clauses its literals allow; confirmed by the database), or say why not."""
+        roots, with the clauses its literals allow; confirmed by the database), or say why not.
+        A gold query cut by a LIMIT with no ORDER BY (``any_of``: its rows without the LIMIT) is
+        taught as the query giving those rows, cut at the question's number."""
         store = self.enumerator.store
         gold = result_key(item.extra["rows"])
         schema = store.schema()
@@ -205,22 +208,39 @@ class Synthesizer:
         literals = question_literals(item.question)
         clauses = ClauseSpace(schema, literals, item.question)
 
-        found = reproduce(
-            store,
-            language_paths(around, refs, schema),
-            clauses,
-            gold,
-            candidate_key,
-            timeout_ms=self.config.timeout_ms,
-            budget_s=self.config.language_budget_s,
-        )
-        row.enumerated = found.proposed
-        if not found.queries:
-            row.reason = "no query of the language gives the gold result" + (
-                f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
+        paths = list(language_paths(around, refs, schema))
+        names = {a.id: a.name for a in anchors}
+
+        def search(wanted: frozenset) -> Reproduction:
+            found = reproduce(
+                store,
+                paths,
+                clauses,
+                wanted,
+                candidate_key,
+                timeout_ms=self.config.timeout_ms,
+                budget_s=self.config.language_budget_s,
             )
-            return
-        best = pair_query(found, literals, item.question, {a.id: a.name for a in anchors})
+            row.enumerated += found.proposed
+            return found
+
+        best = None
+        if "any_of" in item.extra and len(gold) in literals.limits:
+            # the gold query's LIMIT had no ORDER BY: it picked its rows arbitrarily from these, so
+            # the pair teaches the query that gives them all, cut at the question's number (an order
+            # that happens to agree with the gold's pick says what the question does not)
+            found = search(result_key(item.extra["any_of"]))
+            found.queries = [q for q in found.queries if q.order is None and q.limit is None]
+            if found.queries:
+                best = dataclasses.replace(pair_query(found, literals, item.question, names), limit=len(gold))
+        if best is None:
+            found = search(gold)
+            if not found.queries:
+                row.reason = "no query of the language gives the gold result" + (
+                    f" (searched {self.config.language_budget_s:g} s, not every path)" if found.exhausted else ""
+                )
+                return
+            best = pair_query(found, literals, item.question, names)
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
