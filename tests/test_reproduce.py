@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from facts_graph import MOVIES, PEOPLE, load
+from facts_graph import DIRECTED, MOVIES, PEOPLE, load
 
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
@@ -337,6 +337,27 @@ def test_a_gold_limit_with_no_order_teaches_the_rows_it_picked_from_cut_at_the_q
     unstated = pair("list movies [Keanu Reeves] acted in", {"rows": picked, "any_of": every})
     # no number to cut at: the gold's own rows, which no query gives without one
     assert unstated.status == "dropped" and unstated.reason == "no query of the language gives the gold result"
+
+
+@pytest.mark.parametrize("limit", [3, 5])
+def test_a_stated_limit_that_keeps_every_row_is_taught(store, limit):
+    """ "The first 5 (or 3) movies Lana Wachowski directed": she directed 3, all of them the gold.
+    The pair says the question's number as a LIMIT that keeps them all, not a filter that
+    happens to keep them too (`released > 3`) or nothing at all."""
+    from graphraft.graph.loaders.questions import QAItem
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    load(store)
+    synthesizer = Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
+    )
+    movies = [[MOVIES[m]["title"]] for lana, m in DIRECTED if lana == "p:lana"]
+    question = f"the first {limit} movies [Lana Wachowski] directed"
+    row = synthesizer.row_for(QAItem("q", question, None, (), 0, None, "train", extra={"rows": movies}))
+    assert row.status == "ok" and Query.from_dict(row.query) == Query(Pattern(LANA, (DIRECTS,), 1), limit=limit)
 
 
 def synthesizer_clauses(store):

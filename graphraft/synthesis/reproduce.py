@@ -511,6 +511,10 @@ def _search(
                 if first:
                     return True
                 confirmed = True
+                # a LIMIT of a number the question states that keeps every row ("the first 3" of two)
+                for limit in clauses.literals.limits:
+                    if limit >= len(full):
+                        confirm(dataclasses.replace(query, limit=limit))
             continue
         # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
         if len(full) < len(gold) or not limited:
