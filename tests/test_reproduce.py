@@ -450,6 +450,19 @@ def test_a_stated_value_counts_once_toward_the_pairs_choice():
     assert min([padded, plain], key=lambda q: simplicity(q, literals)) == plain
 
 
+def test_a_number_the_condition_on_an_aggregate_says_is_not_said_again_by_a_limit():
+    """ "Who directed more than 2 movies": the groups kept by their count say the question's number;
+    a LIMIT of it that keeps every row says nothing more and is one clause too many."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    question = "who directed more than 2 movies"
+    kept = CASES["groups kept by their aggregate"][1]
+    kept = Query(kept.pattern, projection=Projection(aggregate="count", group=0, having=(">", 2), hidden=True))
+    limited = Query(kept.pattern, projection=kept.projection, limit=2)
+    literals = question_literals(question)
+    assert min([limited, kept], key=lambda q: simplicity(q, literals, question)) == kept
+
+
 def test_counting_the_nodes_wins_over_counting_every_binding_where_both_give_the_result():
     """ "How many movies did Keanu Reeves act in": count(DISTINCT n1) and count(n1) both give 3;
     the pair teaches the distinct count (every binding counted says more), though its text is

@@ -275,10 +275,10 @@ def simplicity(
     same number), the schema names the question echoes, the shortest text.
 
     A value the question states (a number, a quoted string, a property value it spells out) is
-    said by a filter that keeps it (not ``<>``), by a LIMIT of that number, or by an anchor of
-    that name (``names``: anchor id -> name), each value once; a filter that compares with
-    nothing the question states (``IS NULL``, ``NOT (n)-[...]``, ``<>``) and a LIMIT of a number
-    it does not state each say something it does not."""
+    said by a filter that keeps it (not ``<>``) or a condition on an aggregate, by a LIMIT of
+    that number, or by an anchor of that name (``names``: anchor id -> name), each value once; a
+    filter that compares with nothing the question states (``IS NULL``, ``NOT (n)-[...]``,
+    ``<>``) and a LIMIT of a number it does not state each say something it does not."""
     stated = set(literals.numbers) | set(literals.strings) if literals else set()
 
     def states(value) -> bool:
@@ -289,6 +289,10 @@ def simplicity(
         return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
 
     said = {item.value for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
+    if query.projection.having is not None:  # the groups kept by their aggregate: a filter too
+        op, value = query.projection.having
+        if op not in STATES_NOTHING and states(value):
+            said.add(value)
     unstated = sum(item.op in STATES_NOTHING for item in query.filters)
     if query.limit is not None:
         if query.limit in stated and query.limit != 1:
