@@ -267,22 +267,28 @@ def test_filters_keep_in_python_what_they_keep_in_the_database(store, op, value)
     assert kept_by_database == {m for m, props in MOVIES.items() if holds(item, props.get(key))}
 
 
+def one_hop_synthesizer(store):
+    """A synthesizer over the store, entities marked in brackets, paths of one hop."""
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    return Synthesizer(
+        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
+    )
+
+
 def test_synthesis_keeps_the_query_of_the_language_that_gives_a_gold_result(store, tmp_path):
     """A question with a gold result (rows) becomes a training pair whose target is the simplest
     query giving that result, from the question's entity before a label (a label-rooted count
     also gives 3 here); a result no query gives is dropped with the reason; the row reads back
     with its text rendered from its query."""
     from graphraft.graph.loaders.questions import QAItem
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import MarkedMentionExtractor
-    from graphraft.synthesis.resolution import EntityResolver
     from graphraft.synthesis.rows import read_rows
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
 
     load(store)
-    synthesizer = Synthesizer(
-        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
-    )
+    synthesizer = one_hop_synthesizer(store)
 
     def item(question, rows):
         return QAItem(f"q{len(question)}", question, None, (), 0, "count", "train", extra={"rows": rows})
@@ -314,15 +320,9 @@ def test_a_gold_limit_with_no_order_teaches_the_rows_it_picked_from_cut_at_the_q
     question does not state the limit, the gold's rows themselves are searched for (and no query
     of this question's values gives them)."""
     from graphraft.graph.loaders.questions import QAItem
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import MarkedMentionExtractor
-    from graphraft.synthesis.resolution import EntityResolver
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
 
     load(store)
-    synthesizer = Synthesizer(
-        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
-    )
+    synthesizer = one_hop_synthesizer(store)
     picked = [["Johnny Mnemonic"], ["The Matrix"]]
     every = [*picked, ["The Matrix Reloaded"]]
 
@@ -345,15 +345,9 @@ def test_a_stated_limit_that_keeps_every_row_is_taught(store, limit):
     The pair says the question's number as a LIMIT that keeps them all, not a filter that
     happens to keep them too (`released > 3`) or nothing at all."""
     from graphraft.graph.loaders.questions import QAItem
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import MarkedMentionExtractor
-    from graphraft.synthesis.resolution import EntityResolver
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
 
     load(store)
-    synthesizer = Synthesizer(
-        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
-    )
+    synthesizer = one_hop_synthesizer(store)
     movies = [[MOVIES[m]["title"]] for lana, m in DIRECTED if lana == "p:lana"]
     question = f"the first {limit} movies [Lana Wachowski] directed"
     row = synthesizer.row_for(QAItem("q", question, None, (), 0, None, "train", extra={"rows": movies}))
@@ -369,15 +363,9 @@ def test_synthesis_prefers_the_query_that_uses_the_questions_values(store):
     giving it, the pair teaches the filter on the value the question states, not an order that
     happens to agree."""
     from graphraft.graph.loaders.questions import QAItem
-    from graphraft.synthesis.enumeration import PatternEnumerator
-    from graphraft.synthesis.mentions import MarkedMentionExtractor
-    from graphraft.synthesis.resolution import EntityResolver
-    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
 
     load(store)
-    synthesizer = Synthesizer(
-        MarkedMentionExtractor(), EntityResolver(store), PatternEnumerator(store), SynthesisConfig(max_hops=1)
-    )
+    synthesizer = one_hop_synthesizer(store)
     question = "which movie did [Jessica Thompson] rate 68"
     first = Query(
         Pattern(AnchorRef("p:jessica", ("Person",)), (Step("REVIEWED", True, ("Movie",)),), 1),

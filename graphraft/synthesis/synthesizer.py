@@ -230,9 +230,12 @@ class Synthesizer:
             # the pair teaches the query that gives them all, cut at the question's number (an order
             # that happens to agree with the gold's pick says what the question does not)
             found = search(result_key(item.extra["any_of"]))
-            found.queries = [q for q in found.queries if q.order is None and q.limit is None]
+            cut = len(gold)  # each weighed with its LIMIT, which says the question's number
+            found.queries = [
+                dataclasses.replace(q, limit=cut) for q in found.queries if q.order is None and q.limit is None
+            ]
             if found.queries:
-                best = dataclasses.replace(pair_query(found, literals, item.question, names), limit=len(gold))
+                best = pair_query(found, literals, item.question, names)
         if best is None:
             found = search(gold)
             if not found.queries:
