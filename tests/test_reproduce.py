@@ -13,7 +13,7 @@ from graphraft.synthesis.language import Filter, Order, Projection, Query, rende
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots
 from graphraft.synthesis.reproduce import reproduce
-from graphraft.synthesis.results import result_key, same_result, some_rows_of
+from graphraft.synthesis.results import candidate_key, result_key, same_result, some_rows_of
 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
 KEANU = AnchorRef("p:keanu", ("Person",))
@@ -117,10 +117,6 @@ CASES = {
 }
 
 
-def key_of(rows, names):
-    return result_key(rows, lambda v: names.get(v) if isinstance(v, str) else None)
-
-
 def gold_of(store, query: Query) -> frozenset:
     """The result a gold query gives, its nodes by name (as a question file holds it)."""
     rows = store.read(render_query(query, store.graph_label))
@@ -135,7 +131,7 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
     patterns = [wanted.pattern, Pattern(KEANU, (ACTED,), 1), Pattern(LANA, (DIRECTS,), 1), *label_roots(schema)]
     clauses = ClauseSpace(schema, question_literals(question), question)
     gold = gold_of(store, wanted)
-    found = reproduce(store, list(dict.fromkeys(patterns)), clauses, gold, key_of)
+    found = reproduce(store, list(dict.fromkeys(patterns)), clauses, gold, candidate_key)
     texts = [render_query(q) for q in found.queries]
     assert render_query(wanted) in texts
     for query in found.queries:  # every query kept gives the gold result on the database
@@ -157,7 +153,7 @@ def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):
     gold = gold_of(store, wanted)
     keys, names = _keys_of(clauses, wanted.pattern), {}
     every = _bindings(keys, store.read(bindings_text(wanted.pattern, keys, store.graph_label)), names)
-    admit = _admitted(every, frozenset().union(*gold), lambda value: key_of([(value,)], names))
+    admit = _admitted(every, frozenset().union(*gold), lambda value: candidate_key([(value,)], names))
     kept, everything = list(projections(clauses, wanted.pattern, admit)), list(projections(clauses, wanted.pattern))
     assert wanted.projection in kept and set(kept) < set(everything)
     assert "tagline" in {c for p in everything for c in p.columns}
@@ -191,7 +187,7 @@ def test_a_value_of_a_text_property_of_many_values_the_question_names_is_a_filte
     assert not any(f.value == "Land1" for f in clauses.filters(root))  # not named: not a literal
     wanted = Query(root, (Filter(0, "country", "=", "UK"),))
     gold = result_key([[f"supplier {countries.index('UK')}"]])  # a node by its name, as a gold result names it
-    found = reproduce(store, [root], clauses, gold, key_of)
+    found = reproduce(store, [root], clauses, gold, candidate_key)
     assert render_query(wanted) in [render_query(q) for q in found.queries]
 
 
@@ -211,7 +207,7 @@ def test_a_year_finds_the_dates_kept_as_text_that_start_with_it(store):
     clauses = ClauseSpace(schema, question_literals(question), question)
     wanted = Query(Pattern(AnchorRef(None, ("Order",)), (), 0), (Filter(0, "orderDate", "STARTS WITH", "1996"),))
     gold = result_key([["order 0"], ["order 1"]])
-    found = reproduce(store, label_roots(schema), clauses, gold, key_of)
+    found = reproduce(store, label_roots(schema), clauses, gold, candidate_key)
     assert render_query(wanted) in [render_query(q) for q in found.queries]
     assert {row["id"] for row in store.read(render_query(wanted, store.graph_label))} == {"o:0", "o:1"}
 
@@ -222,7 +218,7 @@ def test_a_result_no_query_gives_is_not_reproduced(store):
     schema = store.schema()
     clauses = ClauseSpace(schema, question_literals(question), question)
     gold = result_key([["Nobody's Movie"]])
-    found = reproduce(store, label_roots(schema), clauses, gold, key_of)
+    found = reproduce(store, label_roots(schema), clauses, gold, candidate_key)
     assert found.queries == [] and found.proposed == 0 and found.matches > 0
 
 
@@ -303,7 +299,7 @@ def test_synthesis_keeps_the_query_of_the_language_that_gives_a_gold_result(stor
         [Pattern(AnchorRef(None, ("Person",)), (DIRECTS,), 1)],
         synthesizer_clauses(store),
         result_key([[3]]),
-        key_of,
+        candidate_key,
     ).queries
     dropped = synthesizer.row_for(item("how many movies did [Keanu Reeves] act in", [[42]]))
     assert dropped.status == "dropped" and dropped.reason == "no query of the language gives the gold result"
@@ -375,7 +371,7 @@ def test_synthesis_prefers_the_query_that_uses_the_questions_values(store):
         1,
     )
     clauses = ClauseSpace(store.schema(), question_literals(question), question)
-    found = reproduce(store, [first.pattern], clauses, result_key([["Cloud Atlas"]]), key_of).queries
+    found = reproduce(store, [first.pattern], clauses, result_key([["Cloud Atlas"]]), candidate_key).queries
     assert first in found  # the order that happens to agree is among the queries giving the result
     row = synthesizer.row_for(QAItem("q", question, None, (), 0, None, "train", extra={"rows": [["Cloud Atlas"]]}))
     assert row.status == "ok" and row.cypher == (
@@ -402,7 +398,7 @@ def test_a_limit_that_cuts_through_tied_rows_is_marked(store, projection, order)
     clauses = ClauseSpace(store.schema(), question_literals(question), question)
     for limit, tied in ((3, True), (2, False)):
         wanted = Query(PEOPLE_ROOT, (), projection, order, limit)
-        found = reproduce(store, [PEOPLE_ROOT], clauses, gold_of(store, wanted), key_of)
+        found = reproduce(store, [PEOPLE_ROOT], clauses, gold_of(store, wanted), candidate_key)
         assert wanted in found.queries
         assert (render_query(wanted) in found.tied) is tied, limit
         assert found.tied <= {render_query(q) for q in found.queries if q.limit is not None}
