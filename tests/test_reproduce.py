@@ -3,6 +3,7 @@ comparing results as execution accuracy does (synthesis/results.py), on both sto
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -432,6 +433,27 @@ def test_a_stated_value_counts_once_toward_the_pairs_choice():
     plain = Query(MOVIE_ROOT, (), Projection(("released",)), Order("released", True), 2)
     padded = Query(MOVIE_ROOT, (Filter(0, "released", "<>", 2),), Projection(("released",)), Order("released", True), 2)
     assert min([padded, plain], key=lambda q: simplicity(q, literals)) == plain
+
+
+def test_a_stated_number_is_said_once_whether_a_string_or_a_number_says_it():
+    """ "The first 3 products with units in stock less than 10": `LIMIT 3` and a filter on a
+    string property equal to "3" say the same 3, so a 1-hop detour through that filter and an
+    average per name kept under 10 says no more than the products filtered as asked, and loses."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    question = "the first 3 movies released before 2000"
+    literals = question_literals(question)
+    plain = Query(MOVIE_ROOT, (Filter(0, "released", "<", 2000),), limit=3)
+    detour = Query(
+        Pattern(MOVIE_ROOT.anchor, (Step("ACTED_IN", False, ("Person",)),), 0),
+        (Filter(1, "born", "=", "3"),),
+        Projection(aggregate="avg", key="released", group=0, group_key="title", having=("<", 2000), hidden=True),
+        limit=3,
+    )
+    assert min([detour, plain], key=lambda q: simplicity(q, literals, question)) == plain
+    # the same detour saying its 3 as a number was already one value: the rule is what decides
+    as_number = dataclasses.replace(detour, filters=(Filter(1, "born", "=", 3),))
+    assert simplicity(as_number, literals, question)[1] == simplicity(detour, literals, question)[1]
 
 
 def test_a_number_the_condition_on_an_aggregate_says_is_not_said_again_by_a_limit():

@@ -291,21 +291,21 @@ def simplicity(
             return True
         return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
 
-    said = {item.value for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
+    said = {_said(item.value) for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
     if query.projection.having is not None:  # the groups kept by their aggregate: a filter too
         op, value = query.projection.having
         if op not in STATES_NOTHING and states(value):
-            said.add(value)
+            said.add(_said(value))
     unstated = sum(item.op in STATES_NOTHING for item in query.filters)
     if query.limit is not None:
         if query.limit in stated and query.limit != 1:
-            said.add(query.limit)
+            said.add(_said(query.limit))
         elif query.limit not in stated:
             unstated += 1
     for anchor in (query.pattern.anchor, query.pattern.end_anchor):
         name = (names or {}).get(anchor.id) if anchor is not None and anchor.id else None
         if name and states(name):
-            said.add(name)
+            said.add(_said(name))
     projection = query.projection
     clauses = len(query.filters) + len(projection.properties) + (query.order is not None)
     clauses += query.limit is not None
@@ -324,6 +324,14 @@ def simplicity(
         len(text),
         text,
     )
+
+
+def _said(value) -> str:
+    """One form of a value the question states, whatever its type in the query: its 3 said by
+    `LIMIT 3` and by `shipVia = "3"` is one value, said once."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip().casefold()
 
 
 def echoed_words(query: Query, question: str) -> set[str]:
