@@ -351,6 +351,29 @@ def test_a_stated_limit_that_keeps_every_row_is_taught(store, limit):
     assert row.status == "ok" and Query.from_dict(row.query) == Query(Pattern(LANA, (DIRECTS,), 1), limit=limit)
 
 
+def test_every_filter_keeping_the_same_bindings_gives_its_query_and_none_that_says_nothing(store):
+    """Of Keanu Reeves's movies, "released before 1999" and "no tagline" keep the same one
+    (Johnny Mnemonic): both queries are found, whichever the search tries first, so the pair
+    chooses between them by what the question says; a filter beside them that keeps every
+    binding they keep is not proposed."""
+    from graphraft.synthesis.synthesizer import simplicity
+
+    load(store)
+    question = "Which movies released before 1999 did Keanu Reeves act in?"
+    pattern = Pattern(KEANU, (ACTED,), 1)
+    released = Filter(1, "released", "<", 1999)
+    untagged = Filter(1, "tagline", "IS NULL")
+    clauses = ClauseSpace(store.schema(), question_literals(question), question)
+    assert {released, untagged} <= set(clauses.filters(pattern))
+    found = reproduce(store, [pattern], clauses, result_key([["Johnny Mnemonic"]]), candidate_key)
+    assert Query(pattern, (released,)) in found.queries
+    assert Query(pattern, (untagged,)) in found.queries
+    assert not [q for q in found.queries if len(q.filters) > 1 and {released, untagged} <= set(q.filters)]
+    literals = question_literals(question)
+    best = min(found.queries, key=lambda q: simplicity(q, literals, question))
+    assert best.filters == (released,)
+
+
 def synthesizer_clauses(store):
     return ClauseSpace(store.schema(), question_literals(""), "")
 

@@ -342,14 +342,16 @@ KEPT_BINDINGS = 200_000
 class _PathState:
     """What the search knows of one path between its passes: its bindings, which projections
     could give rows as wide as the gold's, the bindings each filter keeps, and the sets of
-    bindings a filter set already kept (another set keeping the same gives the same results)."""
+    bindings a filter set already kept, each with what gave the gold over them (another set
+    keeping the same gives the same results: only those need the database's word again)."""
 
     pattern: Pattern
     every: list[dict[str, dict]]
     shaped: list[Projection]
     allowed: list[Filter]
     kept: dict[Filter, frozenset[int]] = dataclasses.field(default_factory=dict)
-    subsets: set[frozenset[int]] = dataclasses.field(default_factory=set)
+    #: bindings kept -> (projection, order, limit, tied) of each query confirmed over them
+    subsets: dict[frozenset[int], list[tuple]] = dataclasses.field(default_factory=dict)
 
 
 def reproduce(
@@ -474,7 +476,6 @@ def _search(
     (``first``: stop at the first)."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
-    chosen = frozenset(range(len(every)))
     for item in filters:
         if item not in kept:
             variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
@@ -485,10 +486,34 @@ def _search(
                 )
             else:
                 kept[item] = frozenset(i for i, b in enumerate(every) if holds(item, b[variable].get(item.key)))
-        chosen = chosen & kept[item]
-    if not chosen or chosen in state.subsets:
+    everything = frozenset(range(len(every)))
+    chosen = everything.intersection(*(kept[item] for item in filters))
+    if not chosen:
         return False
-    state.subsets.add(chosen)
+    if chosen in state.subsets:
+        # the same bindings as a filter set tried before: the same queries give the gold over
+        # them, said by these filters ("reorderLevel > 3" and "unitPrice < 20" keeping the same
+        # two products) — unless a filter keeps every binding the others keep (it says nothing)
+        if any(
+            everything.intersection(*(kept[other] for other in filters if other != item)) == chosen
+            for item in filters
+        ):
+            return False
+        confirmed = False
+        for projection, order, limit, tied in state.subsets[chosen]:
+            if confirm(Query(pattern, filters, projection, order, limit), tied=tied):
+                if first:
+                    return True
+                confirmed = True
+        return confirmed
+    gave = state.subsets[chosen] = []
+
+    def confirm_here(query: Query, tied: bool = False) -> bool:
+        if confirm(query, tied=tied):
+            gave.append((query.projection, query.order, query.limit, tied))
+            return True
+        return False
+
     bindings = [every[i] for i in sorted(chosen)]
     targets = list({b[target].get("id"): b[target] for b in bindings}.values())
     limited = len(gold) in clauses.literals.limits
@@ -507,14 +532,14 @@ def _search(
         query = Query(pattern, filters, projection)
         full = rows_of(query, bindings, targets, memo)
         if len(full) == len(gold):
-            if gives_gold(full) and confirm(query):
+            if gives_gold(full) and confirm_here(query):
                 if first:
                     return True
                 confirmed = True
                 # a LIMIT of a number the question states that keeps every row ("the first 3" of two)
                 for limit in clauses.literals.limits:
                     if limit >= len(full):
-                        confirm(dataclasses.replace(query, limit=limit))
+                        confirm_here(dataclasses.replace(query, limit=limit))
             continue
         # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
         if len(full) < len(gold) or not limited:
@@ -527,7 +552,7 @@ def _search(
                 if (
                     ordered
                     and gives_gold(ordered[:limit])
-                    and confirm(
+                    and confirm_here(
                         Query(pattern, filters, projection, Order(column, descending), limit),
                         tied=ties_at_limit(ordered, index, limit),
                     )
@@ -549,7 +574,7 @@ def _search(
                 top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
                 order = Order(key, descending, before=True)
                 query = Query(pattern, filters, projection, order, len(gold))
-                if gives_gold(top) and confirm(query, tied=ties_at_limit(ordered, 0, len(gold))):
+                if gives_gold(top) and confirm_here(query, tied=ties_at_limit(ordered, 0, len(gold))):
                     if first:
                         return True
                     confirmed = True
