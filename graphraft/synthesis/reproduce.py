@@ -495,8 +495,7 @@ def _search(
         # them, said by these filters ("reorderLevel > 3" and "unitPrice < 20" keeping the same
         # two products) — unless a filter keeps every binding the others keep (it says nothing)
         if any(
-            everything.intersection(*(kept[other] for other in filters if other != item)) == chosen
-            for item in filters
+            everything.intersection(*(kept[other] for other in filters if other != item)) == chosen for item in filters
         ):
             return False
         confirmed = False
