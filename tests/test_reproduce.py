@@ -589,3 +589,38 @@ def test_of_two_paths_alike_the_one_whose_names_the_question_echoes_wins():
         assert min([wrote, directed], key=lambda q, t=question, lit=literals: simplicity(q, lit, t, names)) == directed
     assert echoed_words(wrote, "Who has written 'Speed Racer'?") == set()  # too little alike to say
     assert min([wrote, directed], key=lambda q: simplicity(q, question_literals("x"), "x")) == wrote
+
+
+def test_the_search_budget_counts_work_so_a_cut_search_stops_at_the_same_query_alone_or_beside_another(store):
+    """The language search's budget counts what it did (bindings read, filtered and projected,
+    queries confirmed), not seconds: a budget that cuts the search stops it at the same point
+    every time, alone or with others running beside it, so the same pairs come out on any machine
+    and with any number of workers. A cut search says so; a question it cuts says why it is dropped."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphraft.graph.loaders.questions import QAItem
+
+    load(store)
+    question, wanted = CASES["a label root with a filter and a property"]
+    schema = store.schema()
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    gold = gold_of(store, wanted)
+
+    def search(budget=None):
+        found = reproduce(store, label_roots(schema), clauses, gold, candidate_key, budget=budget)
+        return [render_query(q) for q in found.queries], found.work, found.exhausted
+
+    every, work, exhausted = search()
+    assert not exhausted and render_query(wanted) in every and work > 0
+    budget = work // 2
+    cut = search(budget)
+    assert cut[2] and budget < cut[1] < work and cut[0] == every[: len(cut[0])]
+    with ThreadPoolExecutor(3) as pool:
+        beside = list(pool.map(lambda _: search(budget), range(3)))
+    assert beside == [cut] * 3
+
+    synthesizer = one_hop_synthesizer(store)
+    synthesizer.config = synthesizer.config.model_copy(update={"language_budget": 1})
+    rows = [[NAMES[row["id"]], row["released"]] for row in store.read(render_query(wanted, store.graph_label))]
+    dropped = synthesizer.row_for(QAItem("q", question, None, (), 0, "filter", "train", extra={"rows": rows}))
+    assert dropped.status == "dropped" and "budget spent before every path was searched" in dropped.reason

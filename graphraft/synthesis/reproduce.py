@@ -44,7 +44,8 @@ class Reproduction:
     proposed: int = 0  # proposals Python made (each run once on the database)
     matches: int = 0  # paths run for their bindings
     skipped: int = 0  # paths with too many bindings or an error
-    exhausted: bool = False  # the time budget ended the search before every path was worked through
+    exhausted: bool = False  # the budget ended the search before every path was worked through
+    work: int = 0  # what the search did, in WORK units (``reproduce``'s budget counts them)
     #: the rendered texts of confirmed queries whose LIMIT cuts through rows tied on their order:
     #: the database's arbitrary pick among them gave the gold result (``ties_at_limit``)
     tied: set[str] = dataclasses.field(default_factory=set)
@@ -337,6 +338,16 @@ def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
 #: the most bindings the search keeps read between its passes (paths beyond it are read again)
 KEPT_BINDINGS = 200_000
 
+#: The search's work, counted the same on any machine and beside any other search, so its budget
+#: stops it at the same point: the same pairs wherever and however many at a time they are made.
+#: A unit is about a microsecond on the 2-core machine they were fitted on (the per-question
+#: times of 70 northwind searches against their counts).
+WORK_CELL = 15  # a value read from the database (a path's bindings, before the search)
+WORK_FILTERED = 1  # a binding tested by a filter
+WORK_PROJECTION = 2  # a projection worked out over a filter set's bindings ...
+WORK_PROJECTED = 32  # ... and one unit for every this many bindings it goes through
+WORK_QUERY = 300  # a query the database runs to confirm a result
+
 
 @dataclass
 class _PathState:
@@ -362,12 +373,14 @@ def reproduce(
     result_key: Callable[[list[tuple], dict[str, str]], frozenset],
     timeout_ms: int | None = None,
     first: bool = False,
+    budget: int | None = None,
     budget_s: float | None = None,
 ) -> Reproduction:
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
-    node id named by ``names``. ``first``: stop at the first confirmed query; ``budget_s``: stop
-    after that many seconds (``exhausted`` says so).
+    node id named by ``names``. ``first``: stop at the first confirmed query; ``budget``: stop
+    after that much work (``WORK_*`` units: the same point on any machine); ``budget_s``: after
+    that many seconds, whatever the work (``exhausted`` says either).
 
     Simplest first: the queries of fewest steps and filters together (a label's nodes with no
     filter; then with one filter, or one step away with none; ...), every path at each count
@@ -392,6 +405,7 @@ def reproduce(
             return False
         tried.add(text)
         found.proposed += 1
+        found.work += WORK_QUERY
         try:
             rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
         except GraphRAFTError:
@@ -426,6 +440,7 @@ def reproduce(
             states[index] = None
             found.skipped += 1
             return None
+        found.work += WORK_CELL * len(rows) * (len(rows[0]) if rows else 0)
         every = _bindings(keys, rows, names)
         admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
         shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
@@ -450,10 +465,14 @@ def reproduce(
             if state is None:
                 continue
             for filters in itertools.combinations(state.allowed, size):
-                if budget_s is not None and time.perf_counter() - started > budget_s:
+                if (budget is not None and found.work > budget) or (
+                    budget_s is not None and time.perf_counter() - started > budget_s
+                ):
                     found.exhausted = True
                     return found
-                hit = _search(state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first)
+                hit = _search(
+                    state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first, found
+                )
                 if hit and first:
                     return found
     return found
@@ -470,14 +489,17 @@ def _search(
     timeout_ms: int | None,
     confirm: Callable[..., bool],
     first: bool = False,
+    found: Reproduction | None = None,
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
-    (``first``: stop at the first)."""
+    (``first``: stop at the first). ``found``: where the work done is counted."""
+    found = found if found is not None else Reproduction([])
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
     for item in filters:
         if item not in kept:
+            found.work += WORK_FILTERED * len(every)
             variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
             if item.op in EXISTENCE:
                 having = _linked(store, pattern.labels_of(item.element), item, linked, timeout_ms)
@@ -529,6 +551,7 @@ def _search(
         ):
             continue
         query = Query(pattern, filters, projection)
+        found.work += WORK_PROJECTION + len(bindings) // WORK_PROJECTED
         full = rows_of(query, bindings, targets, memo)
         if len(full) == len(gold):
             if gives_gold(full) and confirm_here(query):
