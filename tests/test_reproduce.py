@@ -624,3 +624,49 @@ def test_the_search_budget_counts_work_so_a_cut_search_stops_at_the_same_query_a
     rows = [[NAMES[row["id"]], row["released"]] for row in store.read(render_query(wanted, store.graph_label))]
     dropped = synthesizer.row_for(QAItem("q", question, None, (), 0, "filter", "train", extra={"rows": rows}))
     assert dropped.status == "dropped" and "budget spent before every path was searched" in dropped.reason
+
+
+def test_the_gold_querys_order_is_taught_where_its_limit_keeps_every_row(store):
+    """ "The 5 most recent movies Keanu Reeves acted in": he acted in 3, so the gold query's
+    `ORDER BY m.released DESC LIMIT 5` keeps them all and no result tells its order. The pair
+    teaches the gold's order (read from its text) before the LIMIT, not the LIMIT alone, so L1
+    learns what the question asks of a longer list; with no gold text, the LIMIT alone."""
+    from graphraft.graph.loaders.questions import QAItem
+
+    load(store)
+    synthesizer = one_hop_synthesizer(store)
+    question = "the 5 most recent movies [Keanu Reeves] acted in"
+    cypher = (
+        "MATCH (p:Person {name: 'Keanu Reeves'})-[:ACTED_IN]->(m:Movie) RETURN m.title ORDER BY m.released DESC LIMIT 5"
+    )
+    rows = [[MOVIES[m]["title"]] for m in ("m:matrix", "m:reloaded", "m:johnny")]
+    taught = synthesizer.row_for(
+        QAItem("q1", question, None, (), 0, "order", "train", extra={"rows": rows, "cypher": cypher})
+    )
+    query = Query.from_dict(taught.query)
+    assert taught.status == "ok" and query.order == Order("released", True, before=True) and query.limit == 5
+    assert query.pattern.anchor == KEANU and "ORDER BY" in taught.cypher
+    assert {r["id"] for r in store.read(render_query(query, store.graph_label))} == {
+        "m:matrix",
+        "m:reloaded",
+        "m:johnny",
+    }
+    plain = synthesizer.row_for(QAItem("q2", question, None, (), 0, "order", "train", extra={"rows": rows}))
+    assert plain.status == "ok" and Query.from_dict(plain.query).order is None
+
+
+@pytest.mark.parametrize(
+    "cypher, order",
+    [
+        ("MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice DESC LIMIT 3", ("unitPrice", True)),
+        ("MATCH (p)<-[:ORDERS]-(o) WITH p, count(o) AS orders ORDER BY orders DESC LIMIT 5 RETURN p", ("count", True)),
+        ("MATCH (c)<-[:OF]-(p) WITH c, AVG(p.price) AS mean ORDER BY mean LIMIT 2 RETURN c", ("avg", False)),
+        ("MATCH (p:Product) RETURN p ORDER BY p.unitPrice", None),  # no LIMIT: the order keeps every row
+        ("MATCH (p:Product) RETURN p LIMIT 3", None),
+        ("MATCH (m) RETURN m ORDER BY m LIMIT 2", None),  # not a key or an aggregate
+    ],
+)
+def test_the_gold_querys_order_is_read_from_its_text(cypher, order):
+    from graphraft.synthesis.synthesizer import gold_order
+
+    assert gold_order(cypher) == order

@@ -375,12 +375,15 @@ def reproduce(
     first: bool = False,
     budget: int | None = None,
     budget_s: float | None = None,
+    order: tuple[str, bool] | None = None,
 ) -> Reproduction:
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
     node id named by ``names``. ``first``: stop at the first confirmed query; ``budget``: stop
     after that much work (``WORK_*`` units: the same point on any machine); ``budget_s``: after
-    that many seconds, whatever the work (``exhausted`` says either).
+    that many seconds, whatever the work (``exhausted`` says either). ``order``: the gold query's
+    (key, descending), where its LIMIT may keep every row: no result tells that order, so a query
+    that gives the gold with a stated LIMIT is also confirmed ordered so (``hinted_order``).
 
     Simplest first: the queries of fewest steps and filters together (a label's nodes with no
     filter; then with one filter, or one step away with none; ...), every path at each count
@@ -471,11 +474,27 @@ def reproduce(
                     found.exhausted = True
                     return found
                 hit = _search(
-                    state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first, found
+                    state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first, found, order
                 )
                 if hit and first:
                     return found
     return found
+
+
+def hinted_order(query: Query, order: tuple[str, bool] | None, target_keys) -> Order | None:
+    """The gold's order, ``(key, descending)``, as an order of ``query``: on a column it returns
+    by that key (a property, or the aggregate of that name), else, where it returns its target
+    nodes alone, on the target's property of that key before the projection; None where neither."""
+    if order is None:
+        return None
+    key, descending = order
+    projection = query.projection
+    if key in projection.columns and key != "id":
+        return Order(key, descending)
+    plain = projection.aggregate is None and not projection.values and not projection.beside
+    if plain and key in target_keys and not (query.pattern.target == 0 and not query.pattern.anchor.is_label_root):
+        return Order(key, descending, before=True)
+    return None
 
 
 def _search(
@@ -490,6 +509,7 @@ def _search(
     confirm: Callable[..., bool],
     first: bool = False,
     found: Reproduction | None = None,
+    order: tuple[str, bool] | None = None,
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
@@ -558,10 +578,14 @@ def _search(
                 if first:
                     return True
                 confirmed = True
-                # a LIMIT of a number the question states that keeps every row ("the first 3" of two)
+                # a LIMIT of a number the question states that keeps every row ("the first 3" of two),
+                # and the gold's order before it ("the 5 most expensive" of three): no result tells it
+                hinted = hinted_order(query, order, clauses.properties(pattern.labels_of(pattern.target)))
                 for limit in clauses.literals.limits:
                     if limit >= len(full):
                         confirm_here(dataclasses.replace(query, limit=limit))
+                        if hinted is not None:
+                            confirm_here(dataclasses.replace(query, order=hinted, limit=limit))
             continue
         # more rows than the gold's: an order and a LIMIT of the gold's size may keep them
         if len(full) < len(gold) or not limited:

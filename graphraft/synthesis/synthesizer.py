@@ -32,7 +32,7 @@ from graphraft.graph.loaders.questions import QAItem
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
-from graphraft.synthesis.language import EXISTENCE, NULL_TESTS, Query, render_query
+from graphraft.synthesis.language import AGGREGATES, EXISTENCE, NULL_TESTS, Query, render_query
 from graphraft.synthesis.literals import Literals, mentioned_values, question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
@@ -221,6 +221,8 @@ class Synthesizer:
         paths = list(language_paths(around, refs, schema))
         names = {a.id: a.name for a in anchors}
 
+        order = gold_order(item.extra.get("cypher"))
+
         def search(wanted: frozenset) -> Reproduction:
             found = reproduce(
                 store,
@@ -231,8 +233,14 @@ class Synthesizer:
                 timeout_ms=self.config.timeout_ms,
                 budget=self.config.language_budget,
                 budget_s=self.config.language_budget_s,
+                order=order,
             )
             row.enumerated += found.proposed
+            # ordered as the gold query is, where some query is: the question's order, which a
+            # result whose LIMIT keeps every row cannot tell (nor one of several equal orders)
+            ordered = [q for q in found.queries if q.order and (q.order.by, q.order.descending) == order]
+            if ordered:
+                found.queries = ordered
             return found
 
         best = None
@@ -261,6 +269,28 @@ class Synthesizer:
         row.pattern = best.pattern.to_dict()
         row.hits = row.total = len(gold)
         row.precision = row.recall = 1.0
+
+
+_ORDER_BY = re.compile(r"\bORDER\s+BY\s+(\w+)(?:\.(\w+))?(?:\s+(ASC|ASCENDING|DESC|DESCENDING)\b)?", re.I)
+_AGGREGATE_AS = r"\b({})\s*[({{][^,]*?\bAS\s+{}\b"
+
+
+def gold_order(cypher: str | None) -> tuple[str, bool] | None:
+    """The order of a gold query's rows before its LIMIT: (the property key, or the aggregate's
+    name, that its last ORDER BY sorts on first; descending), or None where it has no ORDER BY
+    followed by a LIMIT, or sorts on something else."""
+    if not cypher:
+        return None
+    found = [m for m in _ORDER_BY.finditer(cypher) if re.search(r"\bLIMIT\b", cypher[m.end() :], re.I)]
+    if not found:
+        return None
+    name, key, direction = found[-1].groups()
+    descending = (direction or "").upper().startswith("DESC")
+    if key is not None:
+        return key, descending
+    # an alias: the aggregate it names ("count(o) AS orders ... ORDER BY orders")
+    named = re.findall(_AGGREGATE_AS.format("|".join(AGGREGATES), re.escape(name)), cypher, re.I | re.S)
+    return (named[-1].lower(), descending) if named else None
 
 
 def pair_query(found: Reproduction, literals: Literals, question: str, names: dict[str, str]) -> Query:
