@@ -314,8 +314,8 @@ def test_a_gold_limit_with_no_order_teaches_the_rows_it_picked_from_cut_at_the_q
     """ "2 movies Keanu Reeves acted in": the gold query cut his 3 movies at 2 with no order, and
     happened to keep the two oldest. The pair teaches his movies cut at 2 (the question's
     number), not an order by release year that agrees with the gold's pick by chance; where the
-    question does not state the limit, the gold's rows themselves are searched for (and no query
-    of this question's values gives them)."""
+    question does not state the limit, or no query gives the rows picked from, the question is
+    dropped: the pick itself is never what a pair teaches."""
     from graphraft.graph.loaders.questions import QAItem
 
     load(store)
@@ -332,8 +332,12 @@ def test_a_gold_limit_with_no_order_teaches_the_rows_it_picked_from_cut_at_the_q
     strict = pair("list 2 movies [Keanu Reeves] acted in", {"rows": picked})
     assert strict.status == "ok" and Query.from_dict(strict.query).order is not None
     unstated = pair("list movies [Keanu Reeves] acted in", {"rows": picked, "any_of": every})
-    # no number to cut at: the gold's own rows, which no query gives without one
-    assert unstated.status == "dropped" and unstated.reason == "no query of the language gives the gold result"
+    # no number to cut at: the gold's own rows are an arbitrary pick, not a result to teach
+    assert unstated.status == "dropped" and "states no number to cut at" in unstated.reason
+    # rows to pick from that no query gives: the pick is not searched for in their stead (the two
+    # oldest, an order that agrees with the database's pick by chance, would be taught)
+    beyond = pair("list 2 movies [Keanu Reeves] acted in", {"rows": picked, "any_of": [*picked, ["Cloud Atlas"]]})
+    assert beyond.status == "dropped" and "gives the rows the gold query's LIMIT picks from" in beyond.reason
 
 
 @pytest.mark.parametrize("limit", [3, 5])

@@ -243,26 +243,31 @@ class Synthesizer:
                 found.queries = ordered
             return found
 
-        best = None
-        if "any_of" in item.extra and len(gold) in literals.limits:
+        def spent(found: Reproduction) -> str:
+            return " (its budget spent before every path was searched)" if found.exhausted else ""
+
+        if "any_of" in item.extra:
             # the gold query's LIMIT had no ORDER BY: it picked its rows arbitrarily from these, so
-            # the pair teaches the query that gives them all, cut at the question's number (an order
-            # that happens to agree with the gold's pick says what the question does not)
+            # the pair teaches the query that gives them all, cut at the question's number. The pick
+            # itself is not searched for: a query giving it would say, by an order or a filter that
+            # happens to agree with the database's pick, what the question does not
+            if len(gold) not in literals.limits:
+                row.reason = "the gold query's LIMIT picks arbitrary rows, and the question states no number to cut at"
+                return
             found = search(result_key(item.extra["any_of"]))
             cut = len(gold)  # each weighed with its LIMIT, which says the question's number
             found.queries = [
                 dataclasses.replace(q, limit=cut) for q in found.queries if q.order is None and q.limit is None
             ]
-            if found.queries:
-                best = pair_query(found, literals, item.question, names)
-        if best is None:
+            if not found.queries:
+                row.reason = "no query of the language gives the rows the gold query's LIMIT picks from" + spent(found)
+                return
+        else:
             found = search(gold)
             if not found.queries:
-                row.reason = "no query of the language gives the gold result" + (
-                    " (its budget spent before every path was searched)" if found.exhausted else ""
-                )
+                row.reason = "no query of the language gives the gold result" + spent(found)
                 return
-            best = pair_query(found, literals, item.question, names)
+        best = pair_query(found, literals, item.question, names)
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
