@@ -340,8 +340,8 @@ KEPT_BINDINGS = 200_000
 
 #: The search's work, counted the same on any machine and beside any other search, so its budget
 #: stops it at the same point: the same pairs wherever and however many at a time they are made.
-#: A unit is about a microsecond on the 2-core machine they were fitted on (the per-question
-#: times of 70 northwind searches against their counts).
+#: Fitted on the per-question times of 70 northwind searches against their counts, run beside a
+#: training job on 2 cores: about a microsecond a unit there, about half that alone.
 WORK_CELL = 15  # a value read from the database (a path's bindings, before the search)
 WORK_FILTERED = 1  # a binding tested by a filter
 WORK_PROJECTION = 2  # a projection worked out over a filter set's bindings ...

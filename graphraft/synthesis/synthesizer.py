@@ -63,11 +63,11 @@ class SynthesisConfig(StageConfig):
     )
     workers: int = Field(2, ge=1, description="Questions worked on in parallel.")
     language_budget: int = Field(
-        5_000_000,
+        15_000_000,
         gt=0,
         description="Work allowed a question's search of the query language for its gold result (rows), "
         "counted the same on any machine and beside any other question, so the same pairs come out: "
-        "about a microsecond a unit on 2 cores (reproduce.WORK_*).",
+        "about half a microsecond a unit on one core (reproduce.WORK_*).",
     )
     language_budget_s: float = Field(
         120.0,
