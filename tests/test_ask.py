@@ -53,6 +53,21 @@ def test_the_read_path_refuses_a_write_even_if_handed_one(store):
     assert store.count_nodes() == before and retrieval.order == []
 
 
+def test_an_id_column_that_names_no_node_is_no_answer_and_stops_nothing(store):
+    """A query written freely may return an `id` that is null or a number: no node is named by
+    it (before, the null reached the answer's record and ended the whole run of questions)."""
+    load(store)
+    queries = [
+        GeneratedQuery("MATCH (n) RETURN n.nothing AS id LIMIT 2", 0.0, 0),
+        GeneratedQuery("MATCH (n) RETURN 7 AS id LIMIT 1", -0.5, 1),
+        GeneratedQuery("MATCH (n) RETURN n.id AS id ORDER BY id LIMIT 1", -1.0, 2),
+    ]
+    retrieval = execute(store, queries)
+    assert [run.node_ids for run in retrieval.runs[:2]] == [[], []] and not retrieval.runs[0].error
+    (named,) = retrieval.runs[2].node_ids
+    assert isinstance(named, str) and retrieval.order == [named]
+
+
 def test_no_anchor_says_so_and_runs_no_query(engine):
     answer = engine.ask("which films did [Greta Garbo] star in")
     assert answer.message == "no entity of the question was found in the graph (mentions: Greta Garbo)"

@@ -86,6 +86,8 @@ def execute(
             run.error, rows = "the query returns no `id` column", []
         for row in rows:
             node_id = row["id"]
+            if not isinstance(node_id, str):  # a free query's `id` that names no node (null, a number)
+                continue
             run.node_ids.append(node_id)
             if node_id not in seen and len(seen) < node_budget:
                 seen.add(node_id)
