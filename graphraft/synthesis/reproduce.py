@@ -474,7 +474,18 @@ def reproduce(
                     found.exhausted = True
                     return found
                 hit = _search(
-                    state, filters, store, clauses, gold, gives_gold, linked, timeout_ms, confirm, first, found, order
+                    state,
+                    filters,
+                    store,
+                    clauses,
+                    gold,
+                    gives_gold,
+                    linked,
+                    timeout_ms,
+                    confirm,
+                    first,
+                    found=found,
+                    order=order,
                 )
                 if hit and first:
                     return found
@@ -491,10 +502,20 @@ def hinted_order(query: Query, order: tuple[str, bool] | None, target_keys) -> O
     projection = query.projection
     if key in projection.columns and key != "id":
         return Order(key, descending)
-    plain = projection.aggregate is None and not projection.values and not projection.beside
-    if plain and key in target_keys and not (query.pattern.target == 0 and not query.pattern.anchor.is_label_root):
+    if _targets_alone(projection) and key in target_keys and _many_targets(query.pattern):
         return Order(key, descending, before=True)
     return None
+
+
+def _targets_alone(projection: Projection) -> bool:
+    """It returns a row per target node, of the target's own columns (what an order before the
+    projection may sort)."""
+    return projection.aggregate is None and not projection.beside and not projection.values
+
+
+def _many_targets(pattern: Pattern) -> bool:
+    """Its target may be more than one node (not the entity the question names)."""
+    return not (pattern.target == 0 and not pattern.anchor.is_label_root)
 
 
 def _search(
@@ -508,13 +529,14 @@ def _search(
     timeout_ms: int | None,
     confirm: Callable[..., bool],
     first: bool = False,
-    found: Reproduction | None = None,
+    *,
+    found: Reproduction,
     order: tuple[str, bool] | None = None,
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
-    (``first``: stop at the first). ``found``: where the work done is counted."""
-    found = found if found is not None else Reproduction([])
+    (``first``: stop at the first). ``found``: where the work done is counted; ``order``: the
+    gold's, as ``reproduce`` takes it."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
     for item in filters:
@@ -609,8 +631,8 @@ def _search(
     # the first k target nodes by a property not returned (an order before the projection)
     if len(gold) >= len(targets) or not limited:
         return confirmed
-    plain = [p for p in state.shaped if p.aggregate is None and not p.beside and not p.values]
-    if not plain or (pattern.target == 0 and not pattern.anchor.is_label_root):
+    plain = [p for p in state.shaped if _targets_alone(p)]
+    if not plain or not _many_targets(pattern):
         return confirmed
     for key in clauses.properties(pattern.labels_of(pattern.target)):
         for descending in (False, True):

@@ -221,9 +221,7 @@ class Synthesizer:
         paths = list(language_paths(around, refs, schema))
         names = {a.id: a.name for a in anchors}
 
-        order = gold_order(item.extra.get("cypher"))
-
-        def search(wanted: frozenset) -> Reproduction:
+        def search(wanted: frozenset, order: tuple[str, bool] | None = None) -> Reproduction:
             found = reproduce(
                 store,
                 paths,
@@ -236,11 +234,6 @@ class Synthesizer:
                 order=order,
             )
             row.enumerated += found.proposed
-            # ordered as the gold query is, where some query is: the question's order, which a
-            # result whose LIMIT keeps every row cannot tell (nor one of several equal orders)
-            ordered = [q for q in found.queries if q.order and (q.order.by, q.order.descending) == order]
-            if ordered:
-                found.queries = ordered
             return found
 
         def spent(found: Reproduction) -> str:
@@ -263,7 +256,13 @@ class Synthesizer:
                 row.reason = "no query of the language gives the rows the gold query's LIMIT picks from" + spent(found)
                 return
         else:
-            found = search(gold)
+            order = gold_order(item.extra.get("cypher"))
+            found = search(gold, order)
+            # ordered as the gold query is, where some query is: the question's order, which a
+            # result whose LIMIT keeps every row cannot tell (nor one of several equal orders)
+            ordered = [q for q in found.queries if q.order and (q.order.by, q.order.descending) == order]
+            if ordered:
+                found.queries = ordered
             if not found.queries:
                 row.reason = "no query of the language gives the gold result" + spent(found)
                 return
