@@ -246,7 +246,7 @@ def read_items(path: Path, split: str) -> list[dict]:
     return [row for row in rows if split == "all" or row["split"] == split]
 
 
-def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
+def some_rows_reached(store, space, item: dict, budget: int | None, budget_s: float | None) -> bool:
     """Where the gold query's LIMIT orders nothing (``any_of``): whether a query of the language
     returns as many rows of its result without the LIMIT — one that gives that whole result,
     ordered by a column it returns and limited to the number the question states."""
@@ -264,7 +264,7 @@ def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
         return False  # L1 could not write the LIMIT
     patterns = [p for group in space.paths.values() for p in group]
     gold = result_key(item["any_of"])
-    whole = reproduce(store, patterns, space.clauses, gold, candidate_key, budget_s=budget_s, first=True)
+    whole = reproduce(store, patterns, space.clauses, gold, candidate_key, budget=budget, budget_s=budget_s, first=True)
     for query in whole.queries:
         if query.limit is not None or query.order is not None:
             continue
@@ -283,7 +283,13 @@ def some_rows_reached(store, space, item: dict, budget_s: float | None) -> bool:
 
 
 def ceiling(
-    graph: str, questions: Path, split: str, limit: int | None, out: Path | None, budget_s: float | None
+    graph: str,
+    questions: Path,
+    split: str,
+    limit: int | None,
+    out: Path | None,
+    budget: int | None,
+    budget_s: float | None,
 ) -> None:
     """The share of questions whose gold result some query of the language reproduces, over
     the candidates `ask --language full` gives each question (its anchors, literals, label roots)."""
@@ -309,14 +315,16 @@ def ceiling(
         found = None
         if isinstance(space, QuerySpace):
             patterns = [p for group in space.paths.values() for p in group]
-            found = reproduce(engine.store, patterns, space.clauses, gold, candidate_key, first=True, budget_s=budget_s)
+            found = reproduce(
+                engine.store, patterns, space.clauses, gold, candidate_key, first=True, budget=budget, budget_s=budget_s
+            )
         hit = bool(found and found.queries)
         exhausted = bool(found and found.exhausted and not hit)
         total["out of time"] += exhausted
         for name in ("all", item["type"], item["category"]):
             total[name] += 1
             reached[name] += hit
-        some = hit or (isinstance(space, QuerySpace) and some_rows_reached(engine.store, space, item, budget_s))
+        some = hit or (isinstance(space, QuerySpace) and some_rows_reached(engine.store, space, item, budget, budget_s))
         total[ANY_ROWS] += 1
         reached[ANY_ROWS] += some
         rows_out.append(
@@ -335,7 +343,7 @@ def ceiling(
         )
         print(f"{'+' if hit else '-'} {rows_out[-1]['seconds']:6.2f}s {item['question'][:90]}", flush=True)
     print(f"\n{graph} {split}: {len(items)} questions, {time.perf_counter() - started:.0f} s")
-    print(f"  searches that ran out of their {budget_s} s: {total.pop('out of time')}")
+    print(f"  searches that ran out of their budget ({budget:,} units, {budget_s} s): {total.pop('out of time')}")
     for name in sorted(total, key=lambda n: (n != "all", n != ANY_ROWS, n)):
         print(f"  {name:<32} {reached[name]:>4} / {total[name]:<4} {reached[name] / total[name] * 100:5.1f} %")
     if out:
@@ -345,6 +353,8 @@ def ceiling(
 
 
 def main() -> None:
+    from graphraft.synthesis.synthesizer import SynthesisConfig
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     step = commands.add_parser("prepare", help="Graphs to loader files, gold results, the split.")
@@ -357,12 +367,20 @@ def main() -> None:
     step.add_argument("--split", default="validation", choices=["train", "validation", "all"])
     step.add_argument("--limit", type=int)
     step.add_argument("--json", type=Path)
-    step.add_argument("--budget-s", type=float, default=60.0, help="Seconds of search a question (a miss after).")
+    step.add_argument(
+        "--budget",
+        type=int,
+        default=SynthesisConfig().language_budget,
+        help="Work of search a question, in reproduce.WORK_* units (synthesis's default; a miss after).",
+    )
+    step.add_argument(
+        "--budget-s", type=float, default=120.0, help="Seconds of search a question at most (a miss after)."
+    )
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.shared, args.out, args.jar_cache)
     else:
-        ceiling(args.graph, args.questions, args.split, args.limit, args.json, args.budget_s)
+        ceiling(args.graph, args.questions, args.split, args.limit, args.json, args.budget, args.budget_s)
 
 
 if __name__ == "__main__":
