@@ -212,7 +212,7 @@ def test_a_server_stalled_mid_session_gives_errors_within_the_limits(stalled, gr
         "clear": (store.clear, 2.0),
         "ask": (lambda: engine.ask("what comes after [item 0 1]"), 2.5),
     }
-    each_fails_in_time(pid, calls, slack=1.0)
+    each_fails_in_time(pid, calls, slack=2.0)  # a thread's wake-up on 2 busy cores; a missing limit hangs
     fresh = open_store(settings, "s")
     assert fresh.count_nodes() == 200 and fresh.count_relationships() == 199
     assert [a["name"] for a in engine.ask("what comes after [item 0 1]").anchors] == ["item 0 1"]
