@@ -34,36 +34,28 @@ from graphraft.errors import GraphRAFTError
 from graphraft.graph.loaders.questions import read_question_file
 from graphraft.inference.config import AskConfig
 from graphraft.inference.pipeline import GraphRAFT
-from graphraft.synthesis.literals import question_literals
-from graphraft.synthesis.results import same_result
-
-NODE_COLUMN = re.compile(r"^id(_\d+)?$")
-
-
-def stated(question: str, cypher: str) -> int:
-    """How many of the values the question states the query's text says (a number as a whole
-    token, not inside a variable's name; a quoted text as a quoted literal)."""
-    literals = question_literals(question)
-    said = 0
-    for number in literals.numbers:
-        said += bool(re.search(rf"(?<![\w.]){re.escape(str(number))}(?![\w.])", cypher))
-    for text in literals.strings:
-        said += json.dumps(text) in cypher
-    return said
+from graphraft.synthesis.language import is_node_column
+from graphraft.synthesis.literals import Literals, question_literals
+from graphraft.synthesis.results import candidate_key, result_key
 
 
-def query_rows(store, cypher: str) -> list[list] | None:
-    """A query's rows with its node columns by name (None: it failed)."""
+def stated(literals: Literals, cypher: str) -> int:
+    """How many of the values a question states (``literals``) the query's text says (a number as
+    a whole token, not inside a variable's name; a quoted text as a quoted literal)."""
+    said = sum(bool(re.search(rf"(?<![\w.]){re.escape(str(n))}(?![\w.])", cypher)) for n in literals.numbers)
+    return said + sum(json.dumps(text) in cypher for text in literals.strings)
+
+
+def query_result(store, cypher: str) -> frozenset | None:
+    """A query's result as synthesis compares it with a gold one (``candidate_key``: its node
+    columns by name); None: it failed or ran out of time."""
     try:
         rows = store.read(cypher)
-    except GraphRAFTError:  # a query that fails or runs out of time is no answer
+    except GraphRAFTError:
         return None
-    ids = [v for row in rows for column, v in row.items() if NODE_COLUMN.match(column) and isinstance(v, str)]
-    names = {n["id"]: n["name"] if n["name"] is not None else n["id"] for n in store.nodes_by_id(ids)} if ids else {}
-    return [
-        [names.get(v, v) if NODE_COLUMN.match(column) and isinstance(v, str) else v for column, v in row.items()]
-        for row in rows
-    ]
+    ids = [v for row in rows for column, v in row.items() if is_node_column(column) and isinstance(v, str)]
+    names = {n["id"]: n["name"] for n in store.nodes_by_id(ids)} if ids else {}
+    return candidate_key([list(row.values()) for row in rows], names)
 
 
 def main() -> None:
@@ -79,8 +71,7 @@ def main() -> None:
     args = parser.parse_args()
 
     items = list(read_question_file(args.questions, split=args.split))[: args.limit]
-    settings = load_settings()
-    settings = settings.model_copy(update={"l1_adapter": args.l1_adapter})
+    settings = load_settings().model_copy(update={"l1_adapter": args.l1_adapter})
     engine = GraphRAFT(
         settings, graph=args.graph, config=AskConfig(language="full", beams=args.beams, run_queries=args.beams)
     )
@@ -93,16 +84,17 @@ def main() -> None:
     for start in range(0, len(items), 8):  # L1 searches 8 questions a forward call, as eval does
         answers += engine.ask_many([item.question for item in items[start : start + 8]], deadline=Deadline(None))
     for item, answer in zip(items, answers, strict=True):
+        literals, gold = question_literals(item.question), result_key(item.extra["rows"])
         queries = []
         for info in answer.queries:
-            rows = query_rows(engine.store, info.cypher)
+            result = query_result(engine.store, info.cypher)
             queries.append(
                 {
                     "cypher": info.cypher,
                     "score": info.score,
-                    "stated": stated(item.question, info.cypher),
-                    "returns": bool(rows),
-                    "right": rows is not None and same_result(rows, item.extra["rows"]),
+                    "stated": stated(literals, info.cypher),
+                    "returns": bool(result),
+                    "right": result == gold,
                 }
             )
         answering = [q for q in queries if q["returns"]]
