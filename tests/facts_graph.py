@@ -18,6 +18,17 @@ MOVIES = {
     "m:cloud": {"title": "Cloud Atlas", "released": 2012, "tagline": "Everything is connected"},
     "m:thatthing": {"title": "That Thing You Do", "released": 1996},  # Tom Hanks acted in it and directed it
 }
+# as a graph loaded from CSV keeps them: numbers and dates as text (the box office in millions;
+# the day it opened; fractions a float of single precision holds exactly, as FalkorDB's toFloat reads text)
+for movie, (gross, opened) in {
+    "m:matrix": ("467.25", "1999-03-31"),
+    "m:reloaded": ("741.75", "2003-05-15"),
+    "m:johnny": ("52.5", "1995-05-26"),
+    "m:castaway": ("429.5", "2000-12-22"),
+    "m:cloud": ("130.25", "2012-10-26"),
+    "m:thatthing": ("34", "1996-10-04"),
+}.items():
+    MOVIES[movie] |= {"gross": gross, "opened": opened}
 ACTED_IN = [
     ("p:keanu", "m:matrix"),
     ("p:keanu", "m:reloaded"),

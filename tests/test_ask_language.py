@@ -277,3 +277,16 @@ def test_a_propertys_distinct_values_alone_are_answered(asker):
     assert [row["born"] for row in answer.values] == years
     assert not answer.retrieved  # no node is an answer
     assert [tuple(row) for row in answer_rows(answer, use_selection=False)] == [(y,) for y in years]
+
+
+def test_text_that_holds_numbers_is_compared_and_summed_as_numbers(asker):
+    """Movies whose box office (kept as text) passes a number, and the total of those that opened
+    (a date kept as text) before a date the question quotes: toFloat, and the dates' own order."""
+    wanted = "MATCH (n0:Movie) WHERE toFloat(n0.gross) > 400 RETURN DISTINCT n0.id AS id"
+    answer = asker(wanted).ask("which movies grossed more than 400 million")
+    assert answer.queries[0].cypher == wanted
+    assert sorted(a.id for a in answer.answers) == sorted(m for m, p in MOVIES.items() if float(p["gross"]) > 400)
+    wanted = 'MATCH (n0:Movie) WHERE n0.opened < "2000-01-01" RETURN sum(toFloat(n0.gross)) AS sum'
+    answer = asker(wanted).ask("how much did the movies that opened before '2000-01-01' gross in all")
+    assert answer.queries[0].cypher == wanted
+    assert answer.values == [{"sum": sum(float(p["gross"]) for p in MOVIES.values() if p["opened"] < "2000-01-01")}]

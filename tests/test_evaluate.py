@@ -250,3 +250,15 @@ def test_entity_linking_recall_counts_the_marked_questions():
     assert report.entity_linking_recall("vector") is None
     assert report.to_dict()["entity_linking_recall"] == {"graphraft": pytest.approx(2 / 3), "vector": None}
     assert isinstance(report.outcomes[0].scores, QuestionScores)
+
+
+def test_numbers_compare_to_six_significant_digits():
+    """FalkorDB reads text as a number in single precision (toFloat('754.26') is
+    754.260009765625) where Neo4j gives 754.26: the same result, compared to 6 significant
+    digits; numbers that differ within them still differ."""
+    from graphraft.synthesis.results import result_key
+
+    assert result_key([[754.260009765625]]) == result_key([[754.26]])
+    assert result_key([["Ernst Handel", 6205.39001750946]]) == result_key([["Ernst Handel", 6205.39]])
+    assert result_key([[3]]) == result_key([[3.0]])
+    assert result_key([[1.5]]) != result_key([[1.50001]]) and result_key([[0.000125]]) != result_key([[0.000126]])

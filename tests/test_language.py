@@ -250,6 +250,21 @@ CASES = {
         "RETURN DISTINCT n1.released AS released, n1.title AS title ORDER BY released DESC LIMIT 2",
         set(sorted(((MOVIES[m]["released"], MOVIES[m]["title"]) for m in acted("p:keanu")), reverse=True)[:2]),
     ),
+    "text that holds numbers, compared as a number": (
+        Query(Pattern(MOVIE_ROOT, (), 0), (Filter(0, "gross", ">", 400, numeric=True),)),
+        "MATCH (n0:Movie) WHERE toFloat(n0.gross) > 400 RETURN DISTINCT n0.id AS id",
+        {(m,) for m, p in MOVIES.items() if float(p["gross"]) > 400},
+    ),
+    "a sum of text that holds numbers": (
+        Query(Pattern(KEANU, (ACTED,), 1), projection=Projection(aggregate="sum", key="gross", numeric=True)),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN sum(toFloat(n1.gross)) AS sum',
+        {(sum(float(MOVIES[m]["gross"]) for m in acted("p:keanu")),)},
+    ),
+    "dates kept as text, before a date": (
+        Query(Pattern(MOVIE_ROOT, (), 0), (Filter(0, "opened", "<", "2000-01-01"),)),
+        'MATCH (n0:Movie) WHERE n0.opened < "2000-01-01" RETURN DISTINCT n0.id AS id',
+        {(m,) for m, p in MOVIES.items() if p["opened"] < "2000-01-01"},
+    ),
     "a label root asked for the root, filtered along the path": (
         Query(Pattern(PEOPLE_ROOT, (DIRECTS,), 0), (Filter(1, "released", "<", 2000),)),
         "MATCH (n0:Person)-[r1:DIRECTED]->(n1:Movie) WHERE n1.released < 2000 RETURN DISTINCT n0.id AS id",
@@ -316,6 +331,10 @@ def test_literals_are_escaped_and_typed():
         lambda: Filter(0, "born", "LIKE", 3),  # not an operator of the language
         lambda: Filter(0, "born", "IS NULL", 3),  # a null test takes no value
         lambda: Filter(0, "title", "CONTAINS", 3),  # a text operator takes text
+        lambda: Filter(0, "gross", "CONTAINS", "4", numeric=True),  # text read as a number is compared
+        lambda: Filter(0, "gross", ">", "400", numeric=True),  # with a number
+        lambda: Projection(aggregate="count", numeric=True),  # count reads no property
+        lambda: Projection(("gross",), numeric=True),  # nor does a projection of ids
         lambda: Projection(("born",), aggregate="count"),
         lambda: Projection(aggregate="avg"),  # avg of what
         lambda: Projection(aggregate="count", key="born"),
@@ -615,3 +634,21 @@ def test_retrieval_keeps_a_querys_rows_and_its_nodes(store):
     assert runs[1].rows == [{"id": m, "released": year} for year, m in newest]  # ORDER BY released DESC
     assert runs[1].node_ids == [m for _, m in newest]
     assert [row["id"] for row in runs[2].rows] == sorted({p for p, _ in ACTED_IN}) == sorted(runs[2].node_ids)
+
+
+def test_text_that_holds_numbers_or_dates_is_found_in_the_schema(store):
+    """A graph loaded from CSV keeps numbers and dates as text: the schema says which text holds
+    numbers (compared and aggregated with toFloat) and which dates (compared in their order);
+    text of whole numbers alone (codes, ids) and free text stay text."""
+    from graphraft.graph.schema import date_text, numeric_text
+
+    load(store)
+    movies = store.schema().properties["Movie"]
+    assert movies["gross"].type == "string" and movies["gross"].numeric and not movies["gross"].dates
+    assert movies["opened"].dates and not movies["opened"].numeric
+    assert not movies["title"].numeric and not movies["title"].dates and not movies["released"].numeric
+    assert numeric_text(["32.38", "5", " 0.5", ""]) and not numeric_text(["1", "10", "2"])  # codes stay text
+    assert not numeric_text(["32.38", "n/a"]) and not numeric_text(["nan", "1.5"]) and not numeric_text([1.5])
+    # a placeholder where the source had no date ('NULL') among many dates, not among few
+    assert date_text(["1996-07-04 00:00:00.000"] * 9 + ["NULL"]) and not date_text(["1996-07-04", "NULL"])
+    assert not date_text(["1996", "1997"]) and not date_text(["19960704"])

@@ -5,16 +5,16 @@ only a small part of the space; and nothing comes out that is not a grounded que
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from graphraft.graph.schema import GraphSchema, PropertyInfo
+from graphraft.graph.schema import ISO_DATE, GraphSchema, PropertyInfo
 from graphraft.inference.decoding.query_space import LazyChildren, QuerySpace
 from graphraft.inference.decoding.search import top_m
 from graphraft.inference.decoding.trie import CandidateIndex
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.clauses import ClauseSpace
-from graphraft.synthesis.language import render_query
+from graphraft.synthesis.language import Filter, Projection, Query, render_query
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 
@@ -32,6 +32,13 @@ SCHEMA = GraphSchema(
     },
     relationship_properties={"REVIEWED": {"rating": PropertyInfo(type="integer", sampled=3)}},
 )
+# as a graph loaded from CSV keeps them, a number and a date as text too (not in SCHEMA: the tests
+# that list its whole space would list several times as much)
+CSV_SCHEMA = SCHEMA.model_copy(deep=True)
+CSV_SCHEMA.properties["Movie"] |= {
+    "gross": PropertyInfo(type="string", sampled=5, numeric=True),
+    "opened": PropertyInfo(type="string", sampled=5, dates=True),
+}
 KEANU = AnchorRef("p:keanu", ("Person",))
 ACTED = Step("ACTED_IN", True, ("Movie",))
 COSTARS = Step("ACTED_IN", False, ("Person",))
@@ -44,8 +51,8 @@ PATTERNS = [
 ]
 
 
-def space_for(question: str, tokenizer, patterns=PATTERNS, **limits) -> tuple[ClauseSpace, QuerySpace]:
-    clauses = ClauseSpace(SCHEMA, question_literals(question), question, **limits)
+def space_for(question: str, tokenizer, patterns=PATTERNS, schema=SCHEMA, **limits) -> tuple[ClauseSpace, QuerySpace]:
+    clauses = ClauseSpace(schema, question_literals(question), question, **limits)
     return clauses, QuerySpace(tokenizer, patterns, clauses)
 
 
@@ -106,15 +113,16 @@ def test_the_search_makes_a_small_part_of_the_space(tiny):
 
 
 @given(
-    st.text(alphabet=st.sampled_from(list("abc 19820'\"Drama?")), max_size=40),
+    st.text(alphabet=st.sampled_from(list("abc 19820-'\"Drama?")), max_size=40),
     st.integers(min_value=1, max_value=6),
 )
+@example("which movies opened after '1999-10-20' and grossed over 100.5", 3)  # text holding dates, numbers
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_decoding_yields_only_grounded_queries(tiny, question, m):
     """Whatever the model reads, what comes out is a query of the language over the given
     paths, with properties of the schema and values of the question or the schema."""
     model, tokenizer = tiny
-    clauses, space = space_for(question, tokenizer)
+    clauses, space = space_for(question, tokenizer, schema=CSV_SCHEMA)
     literals = question_literals(question)
     years = {("STARTS WITH", year) for year in literals.years}  # a year stated, as the start of a date kept as text
     for result in top_m(model, prompt_ids(tokenizer, l1_messages(question)), space.radix(), m):
@@ -130,17 +138,26 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
                         link.target if item.outgoing else link.source,
                     )
                     in {(item.key, label, item.value) for label in labels}
-                    for link in SCHEMA.patterns
+                    for link in CSV_SCHEMA.patterns
                 )
                 continue
             keys = (
-                SCHEMA.relationship_properties[query.pattern.steps[item.element - 1].type]
+                CSV_SCHEMA.relationship_properties[query.pattern.steps[item.element - 1].type]
                 if item.relationship
                 else clauses.properties(query.pattern.labels_of(item.element))
             )
             assert item.key in keys
             values = set(literals.numbers) | set(literals.strings) | set(keys[item.key].values or []) | {True, False}
             assert item.value is None or item.value in values or (item.op, item.value) in years
+            # text is read as a number (toFloat) where it holds numbers, and compared with a number
+            assert item.numeric == (
+                keys[item.key].numeric
+                and item.op in ("=", "<>", "<", "<=", ">", ">=")
+                and isinstance(item.value, (int, float))
+                and not isinstance(item.value, bool)
+            )
+            if keys[item.key].type == "string" and item.op in ("<", "<=", ">", ">=") and not item.numeric:
+                assert keys[item.key].dates and ISO_DATE.fullmatch(item.value)  # before or after a quoted date
         target_keys = clauses.properties(query.pattern.labels_of(query.pattern.target))
         assert set(query.projection.properties) <= set(target_keys)
         if query.order is not None and query.order.before:  # ordered by a key of the target
@@ -151,8 +168,10 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
         projection = query.projection
         if projection.key is not None:  # an aggregate of the target's property or a relationship's
             kind = query.pattern.steps[projection.step - 1].type if projection.step else None
-            keys = SCHEMA.relationship_properties[kind] if kind else target_keys
-            assert keys[projection.key].type in ("integer", "float")
+            keys = CSV_SCHEMA.relationship_properties[kind] if kind else target_keys
+            info = keys[projection.key]
+            assert info.type in ("integer", "float") or info.numeric
+            assert projection.numeric == info.numeric
         if projection.group_key is not None:  # grouped by a text property's values, of a node not an anchor
             assert query.pattern.variable(projection.group) not in ("a", "b")
             group_keys = clauses.properties(query.pattern.labels_of(projection.group))
@@ -160,7 +179,7 @@ def test_decoding_yields_only_grounded_queries(tiny, question, m):
         if projection.having is not None:  # groups kept by comparing their aggregate with a number of the question
             assert projection.having[1] in literals.numbers and projection.group is not None
         for step, key in query.projection.edges:  # a property of the path's relationship's type
-            assert key in SCHEMA.relationship_properties[query.pattern.steps[step - 1].type]
+            assert key in CSV_SCHEMA.relationship_properties[query.pattern.steps[step - 1].type]
         assert query.limit is None or query.limit in literals.limits
 
 
@@ -178,3 +197,31 @@ def test_the_generator_writes_queries_of_a_space_as_of_a_list(tiny):
     assert [g.cypher for g in from_space] == [g.cypher for g in from_list] and len(from_space) == 4
     assert all(render_query(g.query) == g.cypher for g in from_space)
     assert all(g.query is None for g in from_list)
+
+
+def test_text_that_holds_numbers_or_dates_is_compared_as_such():
+    """Text that holds numbers is compared with the question's numbers through toFloat and
+    aggregated so; text that holds dates is compared in order with a date the question quotes;
+    other text is neither."""
+    question = "which movies opened after '1999-10-20' and grossed over 100.5"
+    clauses = ClauseSpace(CSV_SCHEMA, question_literals(question), question)
+    movie = Pattern(AnchorRef(None, ("Movie",)), (), 0)
+    filters = clauses.filters(movie)
+    assert {(f.key, f.op, f.value) for f in filters if f.numeric} == {
+        ("gross", op, 100.5) for op in ("=", "<>", "<", "<=", ">", ">=")
+    }
+    ordered = {(f.key, f.op, f.value) for f in filters if f.op in ("<", "<=", ">", ">=") and isinstance(f.value, str)}
+    assert ordered == {("opened", op, "1999-10-20") for op in ("<", "<=", ">", ">=")}
+    sums = {p.key: p.numeric for p, _ in clauses.projections(movie) if p.aggregate == "sum" and p.group is None}
+    assert sums == {"gross": True, "released": False}
+    query = Query(
+        movie,
+        (Filter(0, "gross", ">", 100.5, numeric=True), Filter(0, "opened", ">", "1999-10-20")),
+        Projection(aggregate="sum", key="gross", numeric=True),
+    )
+    assert render_query(query) == (
+        'MATCH (n0:Movie) WHERE toFloat(n0.gross) > 100.5 AND n0.opened > "1999-10-20" '
+        "RETURN sum(toFloat(n0.gross)) AS sum"
+    )
+    assert clauses.contains(query)
+    assert not clauses.contains(Query(movie, (Filter(0, "title", ">", "1999-10-20"),)))  # free text

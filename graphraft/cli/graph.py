@@ -128,7 +128,8 @@ def print_schema(where: str, schema) -> None:
     for label, count in schema.labels.items():
         found = schema.properties.get(label, {})
         described = ", ".join(
-            f"{key} ({info.type}{': ' + ' | '.join(map(str, info.values)) if info.few else ''})"
+            f"{key} ({info.type}{' of numbers' if info.numeric else ' of dates' if info.dates else ''}"
+            f"{': ' + ' | '.join(map(str, info.values)) if info.few else ''})"
             for key, info in found.items()
         )
         labels.add_row(Text(label), f"{count:,}", Text(schema.names.get(label) or "-"), Text(described))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 
@@ -23,6 +25,47 @@ NAMED_VALUES = 100
 Value = str | int | float | bool
 
 
+#: a number as text: digits, a point, an exponent (not "nan" or "inf", which Python reads too)
+NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def numeric_text(values: list) -> bool:
+    """Whether text values hold numbers, as a graph loaded from CSV keeps them (``'32.38'``):
+    every one that is not blank reads as a finite number and some have a fractional part. Text
+    of whole numbers alone (``'1'``, ``'10'``) is more often a code (ids, postal codes) than a
+    quantity, and stays text."""
+    fraction = False
+    for value in values:
+        if not isinstance(value, str):
+            return False
+        text = value.strip()
+        if not text:
+            continue
+        if not NUMBER_TEXT.fullmatch(text):
+            return False
+        fraction = fraction or "." in text
+    return fraction
+
+
+#: a date as ISO text, alone or at the start of a date and time (``1996-07-04 00:00:00.000``)
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?!\d)")
+#: the share of a text property's values that must be dates for it to be compared as dates
+#: (the others: a placeholder such as ``'NULL'`` where the source had none)
+DATE_SHARE = 0.9
+
+
+def date_text(values: list) -> bool:
+    """Whether text values hold dates as ISO text (``'1996-07-04'``, ``'1996-07-04
+    00:00:00.000'``), which compare in the order of the dates they write: nearly all of those
+    that are not blank (``DATE_SHARE``) start with one."""
+    if not all(isinstance(v, str) for v in values):
+        return False
+    texts = [v.strip() for v in values if v.strip()]
+    if not texts:
+        return False
+    return sum(1 for text in texts if ISO_DATE.match(text)) >= DATE_SHARE * len(texts)
+
+
 class PropertyInfo(BaseModel):
     """One property of a label (or relationship type), from a sample of its nodes."""
 
@@ -30,6 +73,10 @@ class PropertyInfo(BaseModel):
     sampled: int  # nodes (relationships) of the sample that carry it
     #: every value it takes, when there are at most FEW_VALUES (NAMED_VALUES for text)
     values: list[Value] | None = None
+    #: text that holds numbers (``numeric_text``): compared and aggregated as numbers, ``toFloat(...)``
+    numeric: bool = False
+    #: text that holds dates as ISO text (``date_text``): compared in order with a date the question quotes
+    dates: bool = False
 
     @property
     def few(self) -> bool:

@@ -45,7 +45,15 @@ from graphraft.graph.records import (
     is_reserved_label,
     name_expression,
 )
-from graphraft.graph.schema import FEW_VALUES, NAMED_VALUES, GraphSchema, PropertyInfo, SchemaPattern
+from graphraft.graph.schema import (
+    FEW_VALUES,
+    NAMED_VALUES,
+    GraphSchema,
+    PropertyInfo,
+    SchemaPattern,
+    date_text,
+    numeric_text,
+)
 from graphraft.progress import Progress, SilentProgress
 from graphraft.text import normalize_name
 
@@ -565,6 +573,8 @@ class GraphStore(ABC):
         for key, values in sorted(seen.items()):
             types = {_value_type(v) for v in values}
             info = PropertyInfo(type=types.pop() if len(types) == 1 else "mixed", sampled=len(values))
+            info.numeric = info.type == "string" and numeric_text(values)
+            info.dates = info.type == "string" and date_text(values)
             most = NAMED_VALUES if info.type == "string" else FEW_VALUES
             if info.type in {"string", "integer", "float", "boolean"} and len({repr(v) for v in values}) <= most:
                 every = self.read(
@@ -587,8 +597,9 @@ class GraphStore(ABC):
     def _schema_cache_file(self, fingerprint: str) -> Path | None:
         if self.cache_dir is None:
             return None
-        # "2": the schema records each label's and type's properties; "3": a text's values up to NAMED_VALUES
-        digest = hashlib.sha256(f"3|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
+        # "2": the schema records each label's and type's properties; "3": a text's values up to
+        # NAMED_VALUES; "5": whether a text holds numbers, or dates
+        digest = hashlib.sha256(f"5|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from graphraft.graph.schema import GraphSchema, PropertyInfo
+from graphraft.graph.schema import ISO_DATE, GraphSchema, PropertyInfo
 from graphraft.synthesis.language import (
     AGGREGATES,
     COMPARISONS,
@@ -48,6 +48,13 @@ from graphraft.synthesis.literals import Literals, mentioned_values
 from graphraft.synthesis.patterns import Pattern, path_text
 
 NUMERIC = frozenset({"integer", "float"})
+
+
+def numbers(properties: dict[str, PropertyInfo]) -> list[tuple[str, bool]]:
+    """(key, whether it is text that holds numbers) of each property min, max, avg and sum read."""
+    return sorted((key, info.numeric) for key, info in properties.items() if info.type in NUMERIC or info.numeric)
+
+
 TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 
 
@@ -84,8 +91,8 @@ class ClauseSpace:
     def __post_init__(self) -> None:
         # made once each: the search asks again at every node it expands below a path
         self._properties: dict[tuple[str, ...], dict[str, PropertyInfo]] = {}
-        self._node_filters: dict[tuple[str, ...], list[tuple[str, str, object]]] = {}
-        self._rel_filters: dict[str, list[tuple[str, str, object]]] = {}
+        self._node_filters: dict[tuple[str, ...], list[tuple[str, str, object, bool]]] = {}
+        self._rel_filters: dict[str, list[tuple[str, str, object, bool]]] = {}
         self._filters: dict[Pattern, list[Filter]] = {}
 
     # -- what the schema and the question allow ----------------------------------------------
@@ -100,21 +107,25 @@ class ClauseSpace:
             self._properties[labels] = dict(sorted(found.items()))
         return self._properties[labels]
 
-    def _comparisons(self, properties: dict[str, PropertyInfo]) -> list[tuple[str, str, object]]:
-        """(key, operator, value) for every filter these properties allow."""
-        out: list[tuple[str, str, object]] = []
+    def _comparisons(self, properties: dict[str, PropertyInfo]) -> list[tuple[str, str, object, bool]]:
+        """(key, operator, value, numeric) for every filter these properties allow (``numeric``:
+        text that holds numbers compared with a number, ``toFloat``)."""
+        out: list[tuple[str, str, object, bool]] = []
         for key, info in properties.items():
-            if info.type in NUMERIC:
-                out += [(key, op, n) for n in self.literals.numbers for op in COMPARISONS]
-            elif info.type == "string":
-                out += [(key, op, s) for s in self.literals.strings for op in TEXT_OPERATORS]
-                out += [(key, "STARTS WITH", y) for y in self.literals.years if y not in self.literals.strings]
+            if info.type in NUMERIC or info.numeric:
+                out += [(key, op, n, info.numeric) for n in self.literals.numbers for op in COMPARISONS]
+            if info.type == "string":
+                out += [(key, op, s, False) for s in self.literals.strings for op in TEXT_OPERATORS]
+                out += [(key, "STARTS WITH", y, False) for y in self.literals.years if y not in self.literals.strings]
+                if info.dates:  # dates as ISO text compare in their order: before, after a quoted date
+                    dates = [d for d in self.literals.strings if ISO_DATE.fullmatch(d)]
+                    out += [(key, op, d, False) for d in dates for op in ("<", "<=", ">", ">=")]
                 named = mentioned_values(self.question, info.values or [])
                 named = [v for v in named if v not in self.literals.strings]
-                out += [(key, op, v) for v in named for op in ("=", "<>")]
+                out += [(key, op, v, False) for v in named for op in ("=", "<>")]
             elif info.type == "boolean":
-                out += [(key, "=", True), (key, "=", False)]
-            out += [(key, op, None) for op in NULL_TESTS]
+                out += [(key, "=", True, False), (key, "=", False, False)]
+            out += [(key, op, None, False) for op in NULL_TESTS]
         return out
 
     def links(self, labels: Sequence[str]) -> list[tuple[str, bool, str]]:
@@ -132,7 +143,7 @@ class ClauseSpace:
         labels = pattern.labels_of(node)
         if labels not in self._node_filters:
             self._node_filters[labels] = self._comparisons(self.properties(labels))
-        found = [Filter(node, key, op, value) for key, op, value in self._node_filters[labels]]
+        found = [Filter(node, key, op, value, numeric=n) for key, op, value, n in self._node_filters[labels]]
         return found + [
             Filter(node, kind, "NOT EXISTS", other, outgoing=outgoing) for kind, outgoing, other in self.links(labels)
         ]
@@ -142,7 +153,9 @@ class ClauseSpace:
         if kind not in self._rel_filters:
             props = dict(sorted(self.schema.relationship_properties.get(kind, {}).items()))
             self._rel_filters[kind] = self._comparisons(props)
-        return [Filter(step, key, op, value, relationship=True) for key, op, value in self._rel_filters[kind]]
+        return [
+            Filter(step, key, op, value, relationship=True, numeric=n) for key, op, value, n in self._rel_filters[kind]
+        ]
 
     def filters(self, pattern: Pattern) -> list[Filter]:
         """Every filter on the path, in the renderer's order: on each node but the anchors, and
@@ -170,16 +183,19 @@ class ClauseSpace:
         out: list[tuple[Projection, str]] = [(Projection(), "properties")]
         if target == 0 and not pattern.anchor.is_label_root:
             return out  # the anchor itself: one node, nothing to count
-        numeric = [k for k, info in self.properties(pattern.labels_of(target)).items() if info.type in NUMERIC]
+        numeric = numbers(self.properties(pattern.labels_of(target)))
         # count the distinct targets, or (along a path) every time the path reaches one
-        aggregates = [("count", None, None, False)] + ([("count", None, None, True)] if pattern.steps else [])
-        aggregates += [(fn, key, None, False) for key in numeric for fn in AGGREGATES[1:]]
+        aggregates = [("count", None, None, False, False)] + (
+            [("count", None, None, True, False)] if pattern.steps else []
+        )
+        aggregates += [(fn, key, None, False, text) for key, text in numeric for fn in AGGREGATES[1:]]
         if target == len(pattern.steps) and not pattern.closed:  # of a relationship's property too
             for step, item in enumerate(pattern.steps, 1):
-                props = self.schema.relationship_properties.get(item.type, {})
-                keys = sorted(key for key, info in props.items() if info.type in NUMERIC)
-                aggregates += [(fn, key, step, False) for key in keys for fn in AGGREGATES[1:]]
-        out += [(Projection(aggregate=fn, key=key, step=s, every=e), "end") for fn, key, s, e in aggregates]
+                keys = numbers(self.schema.relationship_properties.get(item.type, {}))
+                aggregates += [(fn, key, step, False, text) for key, text in keys for fn in AGGREGATES[1:]]
+        out += [
+            (Projection(aggregate=fn, key=key, step=s, every=e, numeric=t), "end") for fn, key, s, e, t in aggregates
+        ]
         free = [node for node in pattern.nodes if pattern.variable(node) not in ("a", "b")]  # not anchors
         # per another node, or per value of a text property of a node of the path (the target's too)
         groups: list[tuple[int, str | None]] = [(node, None) for node in free if node != target]
@@ -190,19 +206,21 @@ class ClauseSpace:
             if info.type == "string"
         ]
         out += [
-            (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k, every=e), "order")
+            (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k, every=e, numeric=t), "order")
             for g, k in groups
-            for fn, key, s, e in aggregates
+            for fn, key, s, e, t in aggregates
         ]
         # the groups whose aggregate compares with a number of the question (the aggregate then
         # returned beside them or not: the "having" stage)
         out += [
             (
-                Projection(aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True, group_key=k, every=e),
+                Projection(
+                    aggregate=fn, key=key, group=g, step=s, having=(op, n), hidden=True, group_key=k, every=e, numeric=t
+                ),
                 "having",
             )
             for g, k in groups
-            for fn, key, s, e in aggregates
+            for fn, key, s, e, t in aggregates
             for n in self.literals.numbers
             for op in COMPARISONS
         ]

@@ -9,13 +9,16 @@ target) and the clauses that follow it, each decided after the one before::
 - filters: ``<var>.<key> <op> <literal>`` on any node (``n1.released > 2000``) or relationship
   (``r1.rating >= 80``) of the path, op one of ``OPERATORS``; ``IS NULL`` / ``IS NOT NULL``;
   a node with no relationship of a kind (``NOT (n0)-[:ACTED_IN]->(:Movie)``: who never acted);
+  text that holds numbers (``schema.numeric_text``: a graph loaded from CSV) compared with a
+  number as one, ``toFloat(n1.freight) > 50``;
 - the projection: the target's ids (``DISTINCT n1.id AS id``) and any of its properties
   (``, n1.born AS born``), then other nodes of the path beside it, themselves or a property
   (``, n0.id AS id_0, n0.born AS born_0``: who acted in each movie), then properties of its
   relationships (``, r1.rating AS rating_r1``: each review's rating); ``count(DISTINCT n1) AS
   count``, or every time the path reaches one (``count(n2) AS count``: how many times products were
   ordered, an order line each); ``min|max|avg|sum(n1.key) AS min|max|avg|sum`` (or of a relationship's property,
-  ``avg(r1.rating) AS avg``, the target then the path's last node); an aggregate per another node of
+  ``avg(r1.rating) AS avg``, the target then the path's last node; of text that holds numbers,
+  ``sum(toFloat(n1.freight)) AS sum``); an aggregate per another node of
   the path (``n0.id AS id, count(DISTINCT n1) AS count``) or per value of a text property of a
   node of the path, the target's own too (``n0.country AS country_0, count(DISTINCT n0) AS
   count``: customers per country), or only the groups whose aggregate compares with a number
@@ -70,6 +73,16 @@ def is_node_column(column: str) -> bool:
     return column == "id" or re.fullmatch(r"id_\d+", column) is not None
 
 
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def as_number(owner: str, key: str, numeric: bool) -> str:
+    """A property read as a number: itself, or, for text that holds numbers, ``toFloat`` of it."""
+    text = f"{owner}.{quote_identifier(key)}"
+    return f"toFloat({text})" if numeric else text
+
+
 def literal(value: Value) -> str:
     """A value as Cypher text: strings quoted and escaped, booleans lower case, numbers as
     they are (a float always with its point, so that it is not read back as an integer)."""
@@ -98,10 +111,15 @@ class Filter:
     value: Value | None = None
     relationship: bool = False
     outgoing: bool | None = None  # an existence test's direction
+    #: the property is text that holds numbers (``schema.numeric_text``), compared as a number:
+    #: ``toFloat(o.freight) > 50``
+    numeric: bool = False
 
     def __post_init__(self) -> None:
         if self.op not in OPERATORS:
             raise ValueError(f"unknown operator {self.op!r}")
+        if self.numeric and (self.op not in COMPARISONS or not is_number(self.value)):
+            raise ValueError("text that holds numbers is compared with a number")
         if (self.op in EXISTENCE) != (self.outgoing is not None):
             raise ValueError("a direction goes with an existence test, and only with it")
         if self.op in EXISTENCE and (self.relationship or not isinstance(self.value, str)):
@@ -141,7 +159,8 @@ class Projection:
     node ``group`` (the target's too: customers per country), not by the nodes. ``values``: the
     target's properties alone, without its ids (``RETURN DISTINCT n1.born AS born``: the distinct
     birth years, not one row a person). ``every``: count counts every binding of the path (the
-    times the target is reached: ``count(n2)``, an order line each), not the distinct targets."""
+    times the target is reached: ``count(n2)``, an order line each), not the distinct targets.
+    ``numeric``: the aggregated property is text that holds numbers, read with ``toFloat``."""
 
     properties: tuple[str, ...] = ()
     aggregate: str | None = None
@@ -155,8 +174,12 @@ class Projection:
     values: bool = False
     group_key: str | None = None
     every: bool = False
+    #: the aggregated property is text that holds numbers: ``sum(toFloat(o.freight))``
+    numeric: bool = False
 
     def __post_init__(self) -> None:
+        if self.numeric and (self.aggregate in (None, "count")):
+            raise ValueError("only min, max, avg and sum read text that holds numbers")
         if self.every and self.aggregate != "count":
             raise ValueError("every binding is counted by count alone")
         if self.group_key is not None and self.group is None:
@@ -296,6 +319,7 @@ class Query:
             data["filters"] = [
                 {"element": f.element, "key": f.key, "op": f.op, "value": f.value, "relationship": f.relationship}
                 | ({"outgoing": f.outgoing} if f.outgoing is not None else {})
+                | ({"numeric": True} if f.numeric else {})
                 for f in self.filters
             ]
         if self.projection != Projection():
@@ -320,6 +344,8 @@ class Query:
                 data["projection"]["values"] = True
             if self.projection.every:
                 data["projection"]["every"] = True
+            if self.projection.numeric:
+                data["projection"]["numeric"] = True
         if self.order is not None:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
             if self.order.before:
@@ -342,6 +368,7 @@ class Query:
                     f.get("value"),
                     bool(f.get("relationship", False)),
                     f.get("outgoing"),
+                    bool(f.get("numeric", False)),
                 )
                 for f in data.get("filters", ())
             ),
@@ -358,6 +385,7 @@ class Query:
                 bool(projection.get("values", False)),
                 projection.get("group_key"),
                 bool(projection.get("every", False)),
+                bool(projection.get("numeric", False)),
             )
             if projection
             else Projection(),
@@ -390,7 +418,7 @@ def path_conditions_piece(pattern: Pattern) -> str:
 def filter_piece(query: Query, item: Filter, first: bool) -> str:
     """One filter, after the conditions written before it (``first``: none were)."""
     variable = f"r{item.element}" if item.relationship else query.pattern.variable(item.element)
-    subject = f"{variable}.{quote_identifier(item.key)}"
+    subject = as_number(variable, item.key, item.numeric)
     if item.op in EXISTENCE:
         link = f"[:{quote_identifier(item.key)}]"
         link = f"-{link}->" if item.outgoing else f"<-{link}-"
@@ -418,7 +446,9 @@ def returns_piece(query: Query) -> str:
         value = f"count({target}) AS count" if projection.every else f"count(DISTINCT {target}) AS count"
     else:
         owner = target if projection.step is None else f"r{projection.step}"
-        value = f"{projection.aggregate}({owner}.{quote_identifier(projection.key)}) AS {projection.aggregate}"
+        value = (
+            f"{projection.aggregate}({as_number(owner, projection.key, projection.numeric)}) AS {projection.aggregate}"
+        )
     if projection.group is None:
         return " RETURN " + value
     group = pattern.variable(projection.group)

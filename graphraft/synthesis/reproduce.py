@@ -29,6 +29,7 @@ from typing import Any
 from graphraft.errors import GraphRAFTError
 from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.records import NAME_TEXT_PROPERTY
+from graphraft.graph.schema import NUMBER_TEXT
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, filter_order, render_query
@@ -197,6 +198,8 @@ def holds(item: Filter, value: Any) -> bool:
         return value is None
     if item.op == "IS NOT NULL":
         return value is not None
+    if item.numeric:
+        value = number_of(value)
     if value is None or _kind(value) is None or _kind(value) != _kind(item.value):
         return False
     if item.op == "CONTAINS":
@@ -208,11 +211,21 @@ def holds(item: Filter, value: Any) -> bool:
     return COMPARE[item.op](value, item.value)
 
 
-def _aggregate(function: str, values: list[Any], count_ids: set | list | None = None) -> Any:
+def number_of(value: Any) -> float | None:
+    """Text read as a number, as Cypher's ``toFloat`` reads it (null where it holds none)."""
+    if not isinstance(value, str) or not NUMBER_TEXT.fullmatch(value):
+        return None
+    return float(value)
+
+
+def _aggregate(function: str, values: list[Any], count_ids: set | list | None = None, numeric: bool = False) -> Any:
     """The aggregate of a group: ``count`` counts ``count_ids`` (a set: the distinct targets; a
-    list: every binding), the others the numbers among ``values``."""
+    list: every binding), the others the numbers among ``values`` (of text read as numbers
+    where ``numeric``)."""
     if function == "count":
         return len(count_ids or ())
+    if numeric:
+        values = [number_of(v) for v in values]
     values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if function == "sum":
         return sum(values) if values else 0
@@ -259,6 +272,7 @@ def rows_of(
         projection.key,
         projection.step,
         projection.every,
+        projection.numeric,
     )
     if found not in memo:
         memo[found] = _group_aggregates(query, bindings, memo)
@@ -296,6 +310,7 @@ def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict)
                 projection.aggregate,
                 [m[owner].get(projection.key) for m in members] if projection.key else [],
                 [m[target].get("id") for m in members] if projection.every else {m[target].get("id") for m in members},
+                projection.numeric,
             ),
         )
         for key, members in groups.items()

@@ -3,8 +3,9 @@
 Both sides become sets of rows; within a row, column order and naming are ignored and a value
 counted once (an answer's ``id, title`` row is the gold's ``m.title`` row once the id is the
 node's name). Values compare by kind: a node as its naming value, numbers as numbers (``3`` and
-``3.0`` equal, rounded to 6 places), text stripped, dates and times as ISO text, lists and maps
-by their contents. Ordering and ``LIMIT`` are not compared beyond the rows they keep."""
+``3.0`` equal, to 6 significant digits: FalkorDB reads text as a number, ``toFloat('754.26')``,
+in single precision, 754.260009765625, where Neo4j gives 754.26), text stripped, dates and times
+as ISO text, lists and maps by their contents. Ordering and ``LIMIT`` are not compared beyond the rows they keep."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def normalise(value: Any, name_of: Callable[[Any], str | None] | None = None) ->
         number = float(value)
         if math.isnan(number):
             return ("number", "nan")
-        return ("number", round(number, 6))
+        return ("number", float(f"{number:.6g}") if math.isfinite(number) else number)
     if isinstance(value, str):
         return ("text", value.strip())
     if isinstance(value, (datetime.date, datetime.time, datetime.datetime)):
