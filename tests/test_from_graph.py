@@ -395,6 +395,8 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
     assert {"value", "contains"} & set(forms)
     assert len({r["cypher"] for r in rows}) == 40  # distinct queries
+    # the box office kept as text is asked as a number: compared with one, or aggregated (toFloat)
+    assert any("toFloat(n0.gross)" in r["cypher"] for r in rows)
     schema = store.schema()
     for row in rows:
         query = Query.from_dict(row["query"])

@@ -29,6 +29,13 @@ Value = str | int | float | bool
 NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
+def number_of(value: object) -> float | None:
+    """Text read as a number, as Cypher's ``toFloat`` reads it (None where it holds none)."""
+    if not isinstance(value, str) or not NUMBER_TEXT.fullmatch(value):
+        return None
+    return float(value)
+
+
 def numeric_text(values: list) -> bool:
     """Whether text values hold numbers, as a graph loaded from CSV keeps them (``'32.38'``):
     every one that is not blank reads as a finite number and some have a fractional part. Text

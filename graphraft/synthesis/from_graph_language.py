@@ -23,6 +23,7 @@ from graphraft.errors import GraphRAFTError
 from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.loaders.questions import split_of
 from graphraft.graph.records import domain_labels
+from graphraft.graph.schema import number_of
 from graphraft.synthesis.clauses import NUMERIC, ClauseSpace
 from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, is_node_column, render_query
 from graphraft.synthesis.literals import question_literals
@@ -105,15 +106,18 @@ class LanguagePlanner:
         return self.verbaliser.noun((label,))
 
     def _keys(self, rng: random.Random, kind: str) -> tuple[Pattern, str, list[str]] | None:
-        """A label (by the seed), its root, and its keys of a kind: ``number``, ``text`` (texts of
-        many values, the name last resort) or ``few`` (texts of a few values)."""
+        """A label (by the seed), its root, and its keys of a kind: ``number``, ``measure`` (numbers
+        and text that holds numbers, read with toFloat), ``text`` (texts of many values, the name
+        last resort) or ``few`` (texts of a few values)."""
         labels = sorted(self.schema.labels)
         if not labels:
             return None
         label = rng.choice(labels)
         props = self.schema.properties.get(label, {})
-        if kind == "number":
-            keys = sorted(k for k, info in props.items() if info.type in NUMERIC)
+        if kind in ("number", "measure"):
+            keys = sorted(
+                k for k, info in props.items() if info.type in NUMERIC or (kind == "measure" and info.numeric)
+            )
         elif kind == "few":
             keys = sorted(k for k, info in props.items() if info.type == "string" and info.few)
         else:  # a text other than the name first: a name's words are the anchors' business
@@ -122,19 +126,21 @@ class LanguagePlanner:
         return (Pattern(AnchorRef(None, (label,)), (), 0), label, keys) if keys else None
 
     def _filter(self, rng, anchors):
-        found = self._keys(rng, "number")
+        found = self._keys(rng, "measure")
         if found is None:
             return None
         root, label, keys = found
         key = rng.choice(keys)
-        values = [v for v in self.values(label, key) if _number(v)]
+        text = self.schema.properties[label][key].numeric  # read with toFloat
+        values = [number_of(v) if text else v for v in self.values(label, key)]
+        values = [v for v in values if _number(v)]
         if not values:
             return None
         value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))
         said, them, words = f"{rng.choice(COMPARISON_WORDS[op])} {value}".strip(), self._them(label), _key_words(key)
         forms = [f"which {them} have a {words} {said}", f"list the {them} whose {words} is {said}"]
         question = rng.choice([*forms, f"{them} with {words} {said}"])
-        return Query(root, (Filter(0, key, op, value),)), question
+        return Query(root, (Filter(0, key, op, value, numeric=text),)), question
 
     def _contains(self, rng, anchors):
         found = self._keys(rng, "text")
@@ -179,7 +185,7 @@ class LanguagePlanner:
         return Query(root, order=Order(key, descending, before=True), limit=k), question
 
     def _aggregate(self, rng, anchors):
-        found = self._keys(rng, "number")
+        found = self._keys(rng, "measure")
         labels = sorted(self.schema.labels)
         if found is None or rng.random() < 0.25:  # how many: any label
             if not labels:
@@ -192,7 +198,8 @@ class LanguagePlanner:
         key, fn = rng.choice(keys), rng.choice(sorted(AGGREGATE_WORDS))
         words, named, them = AGGREGATE_WORDS[fn], _key_words(key), self._them(label)
         question = rng.choice([f"what is the {words} {named} of all {them}", f"the {words} {named} among {them}"])
-        return Query(root, projection=Projection(aggregate=fn, key=key)), question
+        numeric = self.schema.properties[label][key].numeric
+        return Query(root, projection=Projection(aggregate=fn, key=key, numeric=numeric)), question
 
     def _link(self, rng) -> tuple[str, str, str, bool] | None:
         """A relationship of the schema seen from one end (by the seed): (its type, the root's

@@ -29,7 +29,7 @@ from typing import Any
 from graphraft.errors import GraphRAFTError
 from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.records import NAME_TEXT_PROPERTY
-from graphraft.graph.schema import NUMBER_TEXT
+from graphraft.graph.schema import number_of
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, filter_order, render_query
@@ -209,13 +209,6 @@ def holds(item: Filter, value: Any) -> bool:
     if item.op not in ("=", "<>") and _kind(value) == "bool":  # booleans are not ordered
         return False
     return COMPARE[item.op](value, item.value)
-
-
-def number_of(value: Any) -> float | None:
-    """Text read as a number, as Cypher's ``toFloat`` reads it (null where it holds none)."""
-    if not isinstance(value, str) or not NUMBER_TEXT.fullmatch(value):
-        return None
-    return float(value)
 
 
 def _aggregate(function: str, values: list[Any], count_ids: set | list | None = None, numeric: bool = False) -> Any:
