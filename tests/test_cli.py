@@ -58,7 +58,8 @@ def test_load_files_then_schema_json_then_query(tmp_path, env):
     assert schema["labels"] == {"City": 1, "Person": 1}
     assert schema["patterns"] == [{"source": "Person", "type": "LIVES_IN", "target": "City", "count": 1}]
     assert schema["names"] == {"City": "name", "Person": "name"}
-    assert schema["properties"]["City"] == {"name": {"type": "string", "sampled": 1, "values": ["Oslo"]}}
+    city = {"type": "string", "sampled": 1, "values": ["Oslo"], "numeric": False, "dates": False}
+    assert schema["properties"]["City"] == {"name": city}
     # and as a table: each label with the property that names it and its properties
     table = " ".join(run(["schema"], env).stdout.split())
     assert "City │ 1 │ name │ name (string: Oslo)" in table
