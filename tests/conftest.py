@@ -11,6 +11,7 @@ except in CI (CI=true), where they fail."""
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,18 @@ from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
 
 NEO4J_URI = os.environ.get("GRAPHRAFT_TEST_NEO4J_URI")
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    """A run ended by SIGTERM (``timeout``, a CI's cancel) unwinds as Ctrl-C does, so the session's
+    fixtures stop the servers they started instead of leaving them running."""
+    signal.signal(signal.SIGTERM, _interrupted)
+
+
 STORES = ["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)]
 
 
