@@ -439,7 +439,7 @@ def test_the_clause_space_holds_exactly_the_queries_it_can_write(store):
     clauses = ClauseSpace(store.schema(), question_literals(question), question, max_filters=1, max_properties=1)
     root = Pattern(AnchorRef(None, ("Movie",)), (), 0)
     listed = clauses.queries([root])
-    assert len(listed) > 50 and all(clauses.contains(q) for q in listed[::7])
+    assert len(listed) > 50 and all(clauses.contains(q) for q in listed[:: len(listed) // 50])  # 50 of them
     assert clauses.contains(
         Query(root, (Filter(0, "released", ">", 1999),), order=Order("released", True, True), limit=2)
     )
