@@ -48,7 +48,7 @@ def numeric_text(values: list) -> bool:
         text = value.strip()
         if not text:
             continue
-        if not NUMBER_TEXT.fullmatch(text):
+        if number_of(text) is None:
             return False
         fraction = fraction or "." in text
     return fraction

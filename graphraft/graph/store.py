@@ -572,9 +572,14 @@ class GraphStore(ABC):
         found = {}
         for key, values in sorted(seen.items()):
             types = {_value_type(v) for v in values}
-            info = PropertyInfo(type=types.pop() if len(types) == 1 else "mixed", sampled=len(values))
-            info.numeric = info.type == "string" and numeric_text(values)
-            info.dates = info.type == "string" and date_text(values)
+            kind = types.pop() if len(types) == 1 else "mixed"
+            text = kind == "string"
+            info = PropertyInfo(
+                type=kind,
+                sampled=len(values),
+                numeric=text and numeric_text(values),
+                dates=text and date_text(values),
+            )
             most = NAMED_VALUES if info.type == "string" else FEW_VALUES
             if info.type in {"string", "integer", "float", "boolean"} and len({repr(v) for v in values}) <= most:
                 every = self.read(

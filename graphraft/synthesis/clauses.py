@@ -48,14 +48,12 @@ from graphraft.synthesis.literals import Literals, mentioned_values
 from graphraft.synthesis.patterns import Pattern, path_text
 
 NUMERIC = frozenset({"integer", "float"})
+TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 
 
 def numbers(properties: dict[str, PropertyInfo]) -> list[tuple[str, bool]]:
     """(key, whether it is text that holds numbers) of each property min, max, avg and sum read."""
     return sorted((key, info.numeric) for key, info in properties.items() if info.type in NUMERIC or info.numeric)
-
-
-TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,16 @@ from graphraft.graph.loaders.questions import split_of
 from graphraft.graph.records import domain_labels
 from graphraft.graph.schema import number_of
 from graphraft.synthesis.clauses import NUMERIC, ClauseSpace
-from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, is_node_column, render_query
+from graphraft.synthesis.language import (
+    EXISTENCE,
+    Filter,
+    Order,
+    Projection,
+    Query,
+    is_node_column,
+    is_number,
+    render_query,
+)
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow
@@ -60,10 +69,6 @@ class LanguagePlan:
 def _key_words(identifier: str) -> str:
     """A key's or a relationship type's words (``releaseYear`` -> "release year", ``ACTED_IN`` -> "acted in")."""
     return " ".join(words_of(identifier)) or identifier.lower()
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class LanguagePlanner:
@@ -133,7 +138,7 @@ class LanguagePlanner:
         key = rng.choice(keys)
         text = self.schema.properties[label][key].numeric  # read with toFloat
         values = [number_of(v) if text else v for v in self.values(label, key)]
-        values = [v for v in values if _number(v)]
+        values = [v for v in values if is_number(v)]
         if not values:
             return None
         value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))

@@ -74,6 +74,7 @@ def is_node_column(column: str) -> bool:
 
 
 def is_number(value: object) -> bool:
+    """A number of Cypher's: an int or a float, not a boolean (which Python counts as an int)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -190,7 +191,7 @@ class Projection:
             op, value = self.having
             if self.group is None or op not in COMPARISONS:
                 raise ValueError("groups are kept by comparing their aggregate (=, <>, <, <=, >, >=)")
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if not is_number(value):
                 raise ValueError("an aggregate is compared with a number")
         elif self.hidden:
             raise ValueError("only an aggregate that keeps groups may be left out")

@@ -32,7 +32,16 @@ from graphraft.graph.records import NAME_TEXT_PROPERTY
 from graphraft.graph.schema import number_of
 from graphraft.graph.store import GraphStore
 from graphraft.synthesis.clauses import ClauseSpace
-from graphraft.synthesis.language import EXISTENCE, Filter, Order, Projection, Query, filter_order, render_query
+from graphraft.synthesis.language import (
+    EXISTENCE,
+    Filter,
+    Order,
+    Projection,
+    Query,
+    filter_order,
+    is_number,
+    render_query,
+)
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 
 #: a path and filters whose bindings exceed this are not worked through (their queries are skipped)
@@ -219,7 +228,7 @@ def _aggregate(function: str, values: list[Any], count_ids: set | list | None = 
         return len(count_ids or ())
     if numeric:
         values = [number_of(v) for v in values]
-    values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    values = [v for v in values if is_number(v)]
     if function == "sum":
         return sum(values) if values else 0
     if not values:
@@ -273,11 +282,7 @@ def rows_of(
         return [(value,) if projection.group is None else (key, value) for key, value in memo[found]]
     compare, number = COMPARE[projection.having[0]], projection.having[1]
     # a number compared with a number (an aggregate of nothing is null, and keeps nothing)
-    kept = [
-        (key, value)
-        for key, value in memo[found]
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and compare(value, number)
-    ]
+    kept = [(key, value) for key, value in memo[found] if is_number(value) and compare(value, number)]
     return [(key,) for key, _ in kept] if projection.hidden else kept
 
 
