@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from graphraft.config import load_settings
+from graphraft.errors import DatabaseUnavailableError
 from graphraft.graph import open_store
+from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
 from graphraft.graph.local_server import pid_alive
 from graphraft.graph.records import NodeRecord
@@ -64,6 +66,61 @@ def test_kill_9_right_after_each_of_10_loads_loses_nothing(tmp_path):
             assert schema["relationship_types"] == {"NEXT": 199 + n}
     finally:
         run(["db", "stop"], env)
+
+
+def test_a_load_leaves_its_constraint_in_the_snapshot_not_in_the_replayed_log(tmp_path):
+    """FalkorDB 4.16 replays a logged GRAPH.CONSTRAINT badly (twice, and it can deadlock a
+    start): the load rewrites the log once the constraint stands."""
+    home = tmp_path / "home"
+    env = {"GRAPHRAFT_HOME": str(home), "GRAPHRAFT_EMBEDDER": "none"}
+    try:
+        for n in range(2):
+            nodes, rels = graph_files(tmp_path, n)
+            load = ["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", f"g{n}"]
+            assert run(load, env).returncode == 0
+        log = home / "falkordb" / "appendonlydir"
+        increments = b"".join(path.read_bytes() for path in log.glob("*.incr.aof"))
+        assert b"GRAPH.QUERY" in increments  # the second graph's nodes, written after the rewrite
+        assert b"GRAPH.CONSTRAINT" not in increments.upper()
+        kill_hard(server_pid(home))
+        schema = json.loads(run(["schema", "--graph", "g0", "--json"], env).stdout)
+        assert schema["labels"] == {"Item": 200}
+    finally:
+        run(["db", "stop"], env)
+
+
+class FirstStartStalls(EmbeddedServer):
+    """The embedded server, whose first launch is stopped at once (as FalkorDB 4.16 sometimes
+    deadlocks while reading its data): silent, neither ready nor exited."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stalled: list[int] = []
+
+    def _launch(self, port, lock_fd):
+        proc = super()._launch(port, lock_fd)
+        if not self.stalled:
+            os.kill(proc.pid, signal.SIGSTOP)
+            self.stalled.append(proc.pid)
+        return proc
+
+
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_a_start_that_stays_silent_is_killed_and_tried_again(tmp_path, attempts):
+    server = FirstStartStalls(tmp_path / "falkordb", start_timeout=3)
+    server.start_attempts = attempts
+    try:
+        if attempts == 1:
+            with pytest.raises(DatabaseUnavailableError, match=r"did not become ready on port .* within 3s"):
+                server.start()
+            assert server.status() is None
+        else:
+            info, started = server.start()
+            assert started and info.pid != server.stalled[0]
+            assert server.status() == info
+        assert not pid_alive(server.stalled[0])  # the silent one is gone, not left holding the lock
+    finally:
+        server.stop()
 
 
 def test_a_lost_graph_is_named_as_lost_not_as_empty(tmp_path):

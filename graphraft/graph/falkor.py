@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -30,6 +31,8 @@ from graphraft.graph.cypher_text import label_expression, quote_identifier
 from graphraft.graph.embedded import GraphCatalog
 from graphraft.graph.records import EMBEDDING_PROPERTY, ENTITY_LABEL, WriteStats, name_expression
 from graphraft.graph.store import GraphStore, Row
+
+logger = logging.getLogger(__name__)
 
 
 def _plain(value: Any) -> Any:
@@ -229,6 +232,7 @@ class FalkorDBStore(GraphStore):
             rows = self.read("CALL db.constraints() YIELD label, properties, status RETURN label, properties, status")
             states = [r["status"] for r in rows if r["label"] == ENTITY_LABEL and r["properties"] == ["id"]]
             if states and states[0] == "OPERATIONAL":
+                self._fold_log_into_snapshot(deadline)
                 return
             if states and states[0] == "FAILED":
                 raise self._ids_not_unique()
@@ -239,6 +243,30 @@ class FalkorDBStore(GraphStore):
                     f"{self.write_timeout_ms / 1000:g}s (GRAPHRAFT_WRITE_TIMEOUT_MS); load again to retry"
                 )
             time.sleep(0.05)
+
+    def _fold_log_into_snapshot(self, deadline: float) -> None:
+        """Rewrite the server's append-only log, so that the constraint lives in its snapshot.
+
+        FalkorDB 4.16 logs a constraint's creation as two commands, and replaying them after a
+        crash can deadlock the server's start (FalkorDB/FalkorDB#2260, #2794; seen here under CPU
+        load). Once rewritten, a restart reads the constraint from the snapshot instead. A server
+        without the log (or one that refuses the command) is left as it is."""
+        try:
+            if not self._admin("INFO", "persistence").get("aof_enabled"):
+                return
+            self._admin("BGREWRITEAOF")
+        except ResponseError as exc:
+            if "in progress" not in str(exc):  # one already running or scheduled: wait for it
+                logger.warning("cannot rewrite the append-only log of %s: %s", self.description, exc)
+                return
+        while time.monotonic() < deadline:
+            info = self._admin("INFO", "persistence")
+            if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+                if info.get("aof_last_bgrewrite_status") != "ok":
+                    logger.warning("the append-only log of %s was not rewritten (see its log)", self.description)
+                return
+            time.sleep(0.05)
+        logger.warning("the append-only log of %s was still being rewritten after the write limit", self.description)
 
     def has_vector_index(self) -> bool:
         if not self._graph_exists():

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import secrets
 import signal
@@ -37,6 +38,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from graphraft.errors import DatabaseUnavailableError, PortInUseError
+
+logger = logging.getLogger(__name__)
 
 STATE_FILE = "server.json"
 SERVER_LOCK = "server.lock"  # held by the running server
@@ -110,6 +113,8 @@ class LocalServer(ABC):
     log_name: str = "server.log"
     #: the command that stops it, for messages
     stop_command: str = "graphraft db stop"
+    #: how many times a new server that stops answering is killed and started afresh
+    start_attempts: int = 1
 
     def __init__(self, data_dir: Path, port: int = 0, start_timeout: float = 30.0, load_timeout: float = 1800.0):
         self.data_dir = Path(data_dir)
@@ -222,14 +227,20 @@ class LocalServer(ABC):
                         )
                     return running, False
                 self._prepare()
-                return self._start_new(), True
+                attempt = 1
+                while (info := self._start_new(last=attempt >= self.start_attempts)) is None:
+                    logger.warning("%s stopped answering while starting; starting it again", self.kind)
+                    attempt += 1
+                return info, True
         except Timeout:
             raise DatabaseUnavailableError(
                 f"another command has been starting or stopping the server in {self.data_dir} for "
                 f"{self._lock_wait:.0f}s; if none runs, remove {self.data_dir / START_LOCK}"
             ) from None
 
-    def _start_new(self) -> ServerInfo:
+    def _start_new(self, last: bool = True) -> ServerInfo | None:
+        """Launch the server and wait until it is ready. A server that stays silent for
+        start_timeout (not even "still loading") is killed: then None, or an error if ``last``."""
         port = self._choose_port()
         if port_taken(port):
             raise PortInUseError(f"port {port} is already in use; choose another port")
@@ -250,7 +261,9 @@ class LocalServer(ABC):
                 )
             state = self._probe(port)
             if state == "loading":  # answering, still reading a large graph from disk
-                deadline = max(deadline, started + self.load_timeout)
+                # a server reading its data still answers now and then; one silent for
+                # start_timeout is stuck (FalkorDB 4.16 can deadlock while loading, under load)
+                deadline = min(started + self.load_timeout, max(deadline, time.monotonic() + self.start_timeout))
             elif state == "ready":
                 self._after_start(port, time.monotonic() + self.load_timeout)
                 info = ServerInfo(pid=proc.pid, port=port)
@@ -258,6 +271,10 @@ class LocalServer(ABC):
                 return info
             time.sleep(0.05)
         proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)  # it holds the server lock until it is gone
+        if not last:
+            return None
         raise DatabaseUnavailableError(
             f"{self.kind} did not become ready on port {port} within {deadline - started:.0f}s (log: {self.log_path})"
         )
