@@ -260,6 +260,20 @@ CASES = {
         'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) RETURN sum(toFloat(n1.gross)) AS sum',
         {(sum(float(MOVIES[m]["gross"]) for m in acted("p:keanu")),)},
     ),
+    "text that holds numbers, ordered as numbers": (
+        # as text '467.25' would come first
+        Query(
+            Pattern(KEANU, (ACTED,), 1), projection=Projection(("gross",)), order=Order("gross", numeric=True), limit=1
+        ),
+        'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie) '
+        "RETURN DISTINCT n1.id AS id, n1.gross AS gross ORDER BY toFloat(gross) ASC LIMIT 1",
+        {min(((m, MOVIES[m]["gross"]) for m in acted("p:keanu")), key=lambda row: float(row[1]))},
+    ),
+    "the first nodes by text that holds numbers, not returned": (
+        Query(Pattern(MOVIE_ROOT, (), 0), order=Order("gross", True, before=True, numeric=True), limit=2),
+        "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY toFloat(n0.gross) DESC LIMIT 2 RETURN n0.id AS id",
+        {(m,) for m in sorted(MOVIES, key=lambda m: float(MOVIES[m]["gross"]))[-2:]},
+    ),
     "dates kept as text, before a date": (
         Query(Pattern(MOVIE_ROOT, (), 0), (Filter(0, "opened", "<", "2000-01-01"),)),
         'MATCH (n0:Movie) WHERE n0.opened < "2000-01-01" RETURN DISTINCT n0.id AS id',

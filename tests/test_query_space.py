@@ -4,6 +4,8 @@ only a small part of the space; and nothing comes out that is not a grounded que
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,7 @@ from graphraft.inference.decoding.search import top_m
 from graphraft.inference.decoding.trie import CandidateIndex
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.synthesis.clauses import ClauseSpace
-from graphraft.synthesis.language import Filter, Projection, Query, render_query
+from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 
@@ -225,3 +227,28 @@ def test_text_that_holds_numbers_or_dates_is_compared_as_such():
     )
     assert clauses.contains(query)
     assert not clauses.contains(Query(movie, (Filter(0, "title", ">", "1999-10-20"),)))  # free text
+
+
+def test_text_that_holds_numbers_is_ordered_as_numbers_and_other_text_as_text():
+    """As text, '9.5' would follow '10.25': an order of text that holds numbers reads it with
+    toFloat, whether the column is returned or the nodes are ordered before the projection."""
+    question = "the 3 movies with the highest gross"
+    clauses = ClauseSpace(CSV_SCHEMA, question_literals(question), question)
+    movie = Pattern(AnchorRef(None, ("Movie",)), (), 0)
+    before = Query(movie, order=Order("gross", True, before=True, numeric=True), limit=3)
+    assert (
+        render_query(before)
+        == "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY toFloat(n0.gross) DESC LIMIT 3 RETURN n0.id AS id"
+    )
+    assert clauses.contains(before)
+    assert not clauses.contains(replace(before, order=Order("gross", True, before=True)))
+    returned = Query(movie, projection=Projection(("gross",)), order=Order("gross", True, numeric=True), limit=3)
+    assert render_query(returned).endswith(
+        "RETURN DISTINCT n0.id AS id, n0.gross AS gross ORDER BY toFloat(gross) DESC LIMIT 3"
+    )
+    assert clauses.contains(returned)
+    assert not clauses.contains(replace(returned, order=Order("gross", True)))
+    titled = Query(movie, projection=Projection(("title",)), order=Order("title"), limit=3)
+    assert clauses.contains(titled)
+    assert not clauses.contains(replace(titled, order=Order("title", numeric=True)))
+    assert Query.from_dict(returned.to_dict()) == returned

@@ -19,6 +19,7 @@ from graphraft.synthesis.results import candidate_key, result_key, same_result, 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
 KEANU = AnchorRef("p:keanu", ("Person",))
 LANA = AnchorRef("p:lana", ("Person",))
+TOM = AnchorRef("p:tom", ("Person",))
 ACTED = Step("ACTED_IN", True, ("Movie",))
 DIRECTS = Step("DIRECTED", True, ("Movie",))
 MOVIE_ROOT = Pattern(AnchorRef(None, ("Movie",)), (), 0)
@@ -97,6 +98,15 @@ CASES = {
     "order and limit": (
         "the 2 newest movies Lana Wachowski directed",
         Query(Pattern(LANA, (DIRECTS,), 1), (), Projection(("released",)), Order("released", True), 2),
+    ),
+    "order and limit of text that holds numbers": (
+        # as text, '34' would pass '130.25'
+        "the 2 movies Tom Hanks acted in that grossed most, and their gross",
+        Query(Pattern(TOM, (ACTED,), 1), (), Projection(("gross",)), Order("gross", True, numeric=True), 2),
+    ),
+    "the first nodes by text that holds numbers": (
+        "the 2 movies that grossed least",
+        Query(MOVIE_ROOT, order=Order("gross", before=True, numeric=True), limit=2),
     ),
     "a count per value of a property": (
         "the 2 countries most people come from",
@@ -665,6 +675,7 @@ def test_the_gold_querys_order_is_taught_where_its_limit_keeps_every_row(store):
         ("MATCH (p:Product) RETURN p.productName, p.unitPrice ORDER BY p.unitPrice DESC LIMIT 3", ("unitPrice", True)),
         ("MATCH (p)<-[:ORDERS]-(o) WITH p, count(o) AS orders ORDER BY orders DESC LIMIT 5 RETURN p", ("count", True)),
         ("MATCH (c)<-[:OF]-(p) WITH c, AVG(p.price) AS mean ORDER BY mean LIMIT 2 RETURN c", ("avg", False)),
+        ("MATCH (o:Order) RETURN o ORDER BY toFloat(o.freight) DESC LIMIT 3", ("freight", True)),  # text as numbers
         ("MATCH (p:Product) RETURN p ORDER BY p.unitPrice", None),  # no LIMIT: the order keeps every row
         ("MATCH (p:Product) RETURN p LIMIT 3", None),
         ("MATCH (m) RETURN m ORDER BY m LIMIT 2", None),  # not a key or an aggregate

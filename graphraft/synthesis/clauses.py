@@ -242,6 +242,22 @@ class ClauseSpace:
             out += [(step, key) for key in sorted(self.schema.relationship_properties.get(item.type, {}))]
         return out
 
+    def numeric_columns(self, pattern: Pattern, projection: Projection) -> frozenset[str]:
+        """The columns ``projection`` returns that are text holding numbers (``schema.numeric_text``):
+        ordered as numbers (``Order.numeric``)."""
+        out = set()
+        target = self.properties(pattern.labels_of(pattern.target))
+        out |= {key for key in projection.properties if key in target and target[key].numeric}
+        for node, key in projection.others:
+            info = self.properties(pattern.labels_of(node)).get(key) if key is not None else None
+            if info is not None and info.numeric:
+                out.add(other_column(node, key))
+        for step, key in projection.edges:
+            info = self.schema.relationship_properties.get(pattern.steps[step - 1].type, {}).get(key)
+            if info is not None and info.numeric:
+                out.add(edge_column(step, key))
+        return frozenset(out)
+
     # -- the choices, one clause after another -------------------------------------------------
     def start(self, patterns: Iterable[Pattern]) -> list[Partial]:
         return [Partial(pattern) for pattern in patterns]
@@ -274,9 +290,9 @@ class ClauseSpace:
                 out.append((returns_piece(decided.query()), decided))
             if self.literals.limits and not (pattern.target == 0 and not pattern.anchor.is_label_root):
                 # the first k target nodes by a property that is not returned
-                for key in self.properties(pattern.labels_of(pattern.target)):
+                for key, info in self.properties(pattern.labels_of(pattern.target)).items():
                     for descending in (False, True):
-                        order = Order(key, descending, before=True)
+                        order = Order(key, descending, before=True, numeric=info.numeric)
                         out.append((before_piece(pattern, order), replace(partial, order=order, stage="before-limit")))
             return out
         if stage == "having":  # the aggregate returned beside the groups it kept, or not
@@ -325,9 +341,11 @@ class ClauseSpace:
             return out
         if stage == "order":
             out = [("", replace(partial, stage="limit"))]
-            for column in (partial.projection or Projection()).orderable:
+            projection = partial.projection or Projection()
+            numeric = self.numeric_columns(pattern, projection)
+            for column in projection.orderable:
                 for descending in (False, True):
-                    order = Order(column, descending)
+                    order = Order(column, descending, numeric=column in numeric)
                     out.append((order_piece(order), replace(partial, order=order, stage="limit")))
             return out
         if stage == "limit":

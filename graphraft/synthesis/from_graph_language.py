@@ -177,7 +177,7 @@ class LanguagePlanner:
         return Query(root, (Filter(0, key, "=", value),)), question
 
     def _top(self, rng, anchors):
-        found = self._keys(rng, "number")
+        found = self._keys(rng, "measure")
         if found is None:
             return None
         root, label, keys = found
@@ -187,7 +187,8 @@ class LanguagePlanner:
             question = f"which {self._one(label)} has the {most} {named}"
         else:
             question = rng.choice([f"{lead} {k} {them} with the {most} {named}" for lead in ("the", "list")])
-        return Query(root, order=Order(key, descending, before=True), limit=k), question
+        numeric = self.schema.properties[label][key].numeric  # ordered by toFloat
+        return Query(root, order=Order(key, descending, before=True, numeric=numeric), limit=k), question
 
     def _aggregate(self, rng, anchors):
         found = self._keys(rng, "measure")

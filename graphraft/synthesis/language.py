@@ -24,7 +24,8 @@ target) and the clauses that follow it, each decided after the one before::
   count``: customers per country), or only the groups whose aggregate compares with a number
   (``WITH n0, count(DISTINCT n1) AS count WHERE count > 2 RETURN n0.id AS id[, count AS
   count]``);
-- ``ORDER BY`` an alias the projection names (a property or the aggregate), then ``LIMIT k``;
+- ``ORDER BY`` an alias the projection names (a property or the aggregate; text that holds
+  numbers as numbers, ``ORDER BY toFloat(freight) DESC``), then ``LIMIT k``;
   or the target nodes ordered (and limited) by a property of theirs that is not returned, before
   what is returned: ``WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 3 RETURN n0.id AS id``
   (Cypher reads no variable but the returned ones after a ``RETURN DISTINCT``).
@@ -259,6 +260,9 @@ class Order:
     descending: bool = False
     #: ordered before the projection: ``by`` is a property key of the target, not returned
     before: bool = False
+    #: the column is text that holds numbers (``schema.numeric_text``), ordered as numbers:
+    #: ``ORDER BY toFloat(freight)`` (as text, ``'9.5'`` would follow ``'10.25'``)
+    numeric: bool = False
 
 
 @dataclass(frozen=True, order=True)
@@ -351,6 +355,8 @@ class Query:
             data["order"] = {"by": self.order.by, "descending": self.order.descending}
             if self.order.before:
                 data["order"]["before"] = True
+            if self.order.numeric:
+                data["order"]["numeric"] = True
         if self.limit is not None:
             data["limit"] = self.limit
         return data
@@ -390,7 +396,16 @@ class Query:
             )
             if projection
             else Projection(),
-            Order(order["by"], bool(order["descending"]), bool(order.get("before", False))) if order else None,
+            (
+                Order(
+                    order["by"],
+                    bool(order["descending"]),
+                    bool(order.get("before", False)),
+                    bool(order.get("numeric", False)),
+                )
+                if order
+                else None
+            ),
             data.get("limit"),
         )
 
@@ -491,11 +506,12 @@ def before_piece(pattern: Pattern, order: Order) -> str:
     """The target nodes, each once, ordered by a property of theirs before the projection."""
     target = pattern.variable(pattern.target)
     direction = "DESC" if order.descending else "ASC"
-    return f" WITH DISTINCT {target} ORDER BY {target}.{quote_identifier(order.by)} {direction}"
+    return f" WITH DISTINCT {target} ORDER BY {as_number(target, order.by, order.numeric)} {direction}"
 
 
 def order_piece(order: Order) -> str:
-    return f" ORDER BY {alias(order.by)} {'DESC' if order.descending else 'ASC'}"
+    column = f"toFloat({alias(order.by)})" if order.numeric else alias(order.by)
+    return f" ORDER BY {column} {'DESC' if order.descending else 'ASC'}"
 
 
 def limit_piece(limit: int) -> str:

@@ -315,21 +315,29 @@ def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict)
     ]
 
 
-def _ordered(rows: list[tuple], column: int, descending: bool) -> list[tuple]:
-    """Rows by one column as Cypher orders them (nulls last ascending, first descending)."""
-    present = [r for r in rows if r[column] is not None]
-    missing = [r for r in rows if r[column] is None]
+def _ordered(rows: list[tuple], column: int, descending: bool, numeric: bool = False) -> list[tuple]:
+    """Rows by one column as Cypher orders them (nulls last ascending, first descending);
+    ``numeric``: text that holds numbers, ordered by ``toFloat`` of it (``Order.numeric``)."""
+
+    def value(row: tuple) -> Any:
+        return number_of(row[column]) if numeric else row[column]
+
+    present = [r for r in rows if value(r) is not None]
+    missing = [r for r in rows if value(r) is None]
     try:
-        present.sort(key=lambda r: r[column], reverse=descending)
+        present.sort(key=value, reverse=descending)
     except TypeError:  # mixed types: the database decides
         return []
     return (missing + present) if descending else (present + missing)
 
 
-def ties_at_limit(ordered: list[tuple], column: int, limit: int) -> bool:
+def ties_at_limit(ordered: list[tuple], column: int, limit: int, numeric: bool = False) -> bool:
     """Whether a LIMIT of ``limit`` cuts through rows tied on ``column`` (ordered by it): which of
     them it keeps is the database's arbitrary pick, not anything the query says."""
-    return 0 < limit < len(ordered) and ordered[limit - 1][column] == ordered[limit][column]
+    if not 0 < limit < len(ordered):
+        return False
+    last, next_ = ordered[limit - 1][column], ordered[limit][column]
+    return number_of(last) == number_of(next_) if numeric else last == next_
 
 
 def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
@@ -505,18 +513,19 @@ def reproduce(
     return found
 
 
-def hinted_order(query: Query, order: tuple[str, bool] | None, target_keys) -> Order | None:
+def hinted_order(query: Query, order: tuple[str, bool] | None, clauses: ClauseSpace) -> Order | None:
     """The gold's order, ``(key, descending)``, as an order of ``query``: on a column it returns
     by that key (a property, or the aggregate of that name), else, where it returns its target
     nodes alone, on the target's property of that key before the projection; None where neither."""
     if order is None:
         return None
     key, descending = order
-    projection = query.projection
+    projection, pattern = query.projection, query.pattern
     if key in projection.columns and key != "id":
-        return Order(key, descending)
-    if _targets_alone(projection) and key in target_keys and _many_targets(query.pattern):
-        return Order(key, descending, before=True)
+        return Order(key, descending, numeric=key in clauses.numeric_columns(pattern, projection))
+    target_keys = clauses.properties(pattern.labels_of(pattern.target))
+    if _targets_alone(projection) and key in target_keys and _many_targets(pattern):
+        return Order(key, descending, before=True, numeric=target_keys[key].numeric)
     return None
 
 
@@ -615,7 +624,7 @@ def _search(
                 confirmed = True
                 # a LIMIT of a number the question states that keeps every row ("the first 3" of two),
                 # and the gold's order before it ("the 5 most expensive" of three): no result tells it
-                hinted = hinted_order(query, order, clauses.properties(pattern.labels_of(pattern.target)))
+                hinted = hinted_order(query, order, clauses)
                 for limit in clauses.literals.limits:
                     if limit >= len(full):
                         confirm_here(dataclasses.replace(query, limit=limit))
@@ -627,15 +636,17 @@ def _search(
             continue
         limit = len(gold)
         start = 0 if projection.values else 1  # the columns an order may name
+        numeric = clauses.numeric_columns(pattern, projection)
         for index, column in enumerate(projection.columns[start:], start):
+            text = column in numeric
             for descending in (False, True):
-                ordered = _ordered(full, index, descending)
+                ordered = _ordered(full, index, descending, text)
                 if (
                     ordered
                     and gives_gold(ordered[:limit])
                     and confirm_here(
-                        Query(pattern, filters, projection, Order(column, descending), limit),
-                        tied=ties_at_limit(ordered, index, limit),
+                        Query(pattern, filters, projection, Order(column, descending, numeric=text), limit),
+                        tied=ties_at_limit(ordered, index, limit, text),
                     )
                 ):
                     if first:
@@ -647,15 +658,16 @@ def _search(
     plain = [p for p in state.shaped if _targets_alone(p)]
     if not plain or not _many_targets(pattern):
         return confirmed
-    for key in clauses.properties(pattern.labels_of(pattern.target)):
+    for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
         for descending in (False, True):
-            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending)
+            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, info.numeric)
             kept_nodes = [t for _, t in ordered[: len(gold)]]
+            tied = ties_at_limit(ordered, 0, len(gold), info.numeric)
             for projection in plain:
                 top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
-                order = Order(key, descending, before=True)
+                order = Order(key, descending, before=True, numeric=info.numeric)
                 query = Query(pattern, filters, projection, order, len(gold))
-                if gives_gold(top) and confirm_here(query, tied=ties_at_limit(ordered, 0, len(gold))):
+                if gives_gold(top) and confirm_here(query, tied=tied):
                     if first:
                         return True
                     confirmed = True

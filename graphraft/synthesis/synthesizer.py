@@ -275,7 +275,11 @@ class Synthesizer:
         row.precision = row.recall = 1.0
 
 
-_ORDER_BY = re.compile(r"\bORDER\s+BY\s+(\w+)(?:\.(\w+))?(?:\s+(ASC|ASCENDING|DESC|DESCENDING)\b)?", re.I)
+#: ``ORDER BY [toFloat(]name[.key][)] [ASC|DESC]``: text read as a number sorts on its key too
+_ORDER_BY = re.compile(
+    r"\bORDER\s+BY\s+(?:to(?:Float|Integer)\s*\(\s*)?(\w+)(?:\.(\w+))?\s*\)?(?:\s*(ASC|ASCENDING|DESC|DESCENDING)\b)?",
+    re.I,
+)
 _AGGREGATE_AS = r"\b({})\s*[({{][^,]*?\bAS\s+{}\b"
 
 
