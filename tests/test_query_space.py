@@ -229,9 +229,10 @@ def test_text_that_holds_numbers_or_dates_is_compared_as_such():
     assert not clauses.contains(Query(movie, (Filter(0, "title", ">", "1999-10-20"),)))  # free text
 
 
-def test_text_that_holds_numbers_is_ordered_as_numbers_and_other_text_as_text():
-    """As text, '9.5' would follow '10.25': an order of text that holds numbers reads it with
-    toFloat, whether the column is returned or the nodes are ordered before the projection."""
+def test_text_that_holds_numbers_is_ordered_as_numbers_or_as_text_and_other_text_as_text():
+    """As text, '9.5' follows '10.25': an order of text that holds numbers may read it with
+    toFloat, whether the column is returned or the nodes are ordered before the projection, or
+    order it as text (what a gold query that forgot toFloat did); other text only as text."""
     question = "the 3 movies with the highest gross"
     clauses = ClauseSpace(CSV_SCHEMA, question_literals(question), question)
     movie = Pattern(AnchorRef(None, ("Movie",)), (), 0)
@@ -240,14 +241,12 @@ def test_text_that_holds_numbers_is_ordered_as_numbers_and_other_text_as_text():
         render_query(before)
         == "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY toFloat(n0.gross) DESC LIMIT 3 RETURN n0.id AS id"
     )
-    assert clauses.contains(before)
-    assert not clauses.contains(replace(before, order=Order("gross", True, before=True)))
+    assert clauses.contains(before) and clauses.contains(replace(before, order=Order("gross", True, before=True)))
     returned = Query(movie, projection=Projection(("gross",)), order=Order("gross", True, numeric=True), limit=3)
     assert render_query(returned).endswith(
         "RETURN DISTINCT n0.id AS id, n0.gross AS gross ORDER BY toFloat(gross) DESC LIMIT 3"
     )
-    assert clauses.contains(returned)
-    assert not clauses.contains(replace(returned, order=Order("gross", True)))
+    assert clauses.contains(returned) and clauses.contains(replace(returned, order=Order("gross", True)))
     titled = Query(movie, projection=Projection(("title",)), order=Order("title"), limit=3)
     assert clauses.contains(titled)
     assert not clauses.contains(replace(titled, order=Order("title", numeric=True)))

@@ -461,6 +461,16 @@ def test_the_pair_teaches_a_query_whose_limit_cuts_no_tie_before_a_simpler_one_t
     assert pair_query(Reproduction([lucky], tied={render_query(lucky)}), literals, question, {}) == lucky
 
 
+def test_text_that_holds_numbers_is_taught_ordered_as_numbers_where_as_text_gives_the_same():
+    from graphraft.synthesis.synthesizer import simplicity
+
+    question = "the 2 movies that grossed most"
+    as_text = Query(MOVIE_ROOT, order=Order("gross", True, before=True), limit=2)
+    as_numbers = dataclasses.replace(as_text, order=Order("gross", True, before=True, numeric=True))
+    literals = question_literals(question)
+    assert simplicity(as_numbers, literals, question) < simplicity(as_text, literals, question)
+
+
 def test_a_stated_value_counts_once_toward_the_pairs_choice():
     """`LIMIT 2` uses the question's 2; a filter `released <> 2` beside it uses nothing more and
     is one clause too many."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import product
 
 from graphraft.graph.schema import ISO_DATE, GraphSchema, PropertyInfo
 from graphraft.synthesis.language import (
@@ -54,6 +55,12 @@ TEXT_OPERATORS = ("=", "<>", "CONTAINS", "STARTS WITH")
 def numbers(properties: dict[str, PropertyInfo]) -> list[tuple[str, bool]]:
     """(key, whether it is text that holds numbers) of each property min, max, avg and sum read."""
     return sorted((key, info.numeric) for key, info in properties.items() if info.type in NUMERIC or info.numeric)
+
+
+def orderings(numeric: bool) -> tuple[bool, ...]:
+    """How a column may be ordered (``Order.numeric``): text that holds numbers as numbers, or as
+    the text it is (what a query that forgets ``toFloat`` does, and so what its result is)."""
+    return (False, True) if numeric else (False,)
 
 
 @dataclass(frozen=True)
@@ -291,8 +298,8 @@ class ClauseSpace:
             if self.literals.limits and not (pattern.target == 0 and not pattern.anchor.is_label_root):
                 # the first k target nodes by a property that is not returned
                 for key, info in self.properties(pattern.labels_of(pattern.target)).items():
-                    for descending in (False, True):
-                        order = Order(key, descending, before=True, numeric=info.numeric)
+                    for descending, numeric in product((False, True), orderings(info.numeric)):
+                        order = Order(key, descending, before=True, numeric=numeric)
                         out.append((before_piece(pattern, order), replace(partial, order=order, stage="before-limit")))
             return out
         if stage == "having":  # the aggregate returned beside the groups it kept, or not
@@ -344,8 +351,8 @@ class ClauseSpace:
             projection = partial.projection or Projection()
             numeric = self.numeric_columns(pattern, projection)
             for column in projection.orderable:
-                for descending in (False, True):
-                    order = Order(column, descending, numeric=column in numeric)
+                for descending, as_number in product((False, True), orderings(column in numeric)):
+                    order = Order(column, descending, numeric=as_number)
                     out.append((order_piece(order), replace(partial, order=order, stage="limit")))
             return out
         if stage == "limit":

@@ -25,7 +25,8 @@ target) and the clauses that follow it, each decided after the one before::
   (``WITH n0, count(DISTINCT n1) AS count WHERE count > 2 RETURN n0.id AS id[, count AS
   count]``);
 - ``ORDER BY`` an alias the projection names (a property or the aggregate; text that holds
-  numbers as numbers, ``ORDER BY toFloat(freight) DESC``), then ``LIMIT k``;
+  numbers as numbers, ``ORDER BY toFloat(freight) DESC``, or as text, as a query that forgets
+  ``toFloat`` does), then ``LIMIT k``;
   or the target nodes ordered (and limited) by a property of theirs that is not returned, before
   what is returned: ``WITH DISTINCT n0 ORDER BY n0.released ASC LIMIT 3 RETURN n0.id AS id``
   (Cypher reads no variable but the returned ones after a ``RETURN DISTINCT``).
@@ -261,7 +262,8 @@ class Order:
     #: ordered before the projection: ``by`` is a property key of the target, not returned
     before: bool = False
     #: the column is text that holds numbers (``schema.numeric_text``), ordered as numbers:
-    #: ``ORDER BY toFloat(freight)`` (as text, ``'9.5'`` would follow ``'10.25'``)
+    #: ``ORDER BY toFloat(freight)`` (as text, ``'9.5'`` follows ``'10.25'``; both are offered,
+    #: ``clauses.orderings``: a gold query that forgot ``toFloat`` gave the text's order)
     numeric: bool = False
 
 

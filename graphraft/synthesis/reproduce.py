@@ -31,7 +31,7 @@ from graphraft.graph.cypher_text import quote_identifier
 from graphraft.graph.records import NAME_TEXT_PROPERTY
 from graphraft.graph.schema import number_of
 from graphraft.graph.store import GraphStore
-from graphraft.synthesis.clauses import ClauseSpace
+from graphraft.synthesis.clauses import ClauseSpace, orderings
 from graphraft.synthesis.language import (
     EXISTENCE,
     Filter,
@@ -638,15 +638,14 @@ def _search(
         start = 0 if projection.values else 1  # the columns an order may name
         numeric = clauses.numeric_columns(pattern, projection)
         for index, column in enumerate(projection.columns[start:], start):
-            text = column in numeric
-            for descending in (False, True):
-                ordered = _ordered(full, index, descending, text)
+            for descending, as_number in itertools.product((False, True), orderings(column in numeric)):
+                ordered = _ordered(full, index, descending, as_number)
                 if (
                     ordered
                     and gives_gold(ordered[:limit])
                     and confirm_here(
-                        Query(pattern, filters, projection, Order(column, descending, numeric=text), limit),
-                        tied=ties_at_limit(ordered, index, limit, text),
+                        Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit),
+                        tied=ties_at_limit(ordered, index, limit, as_number),
                     )
                 ):
                     if first:
@@ -659,13 +658,13 @@ def _search(
     if not plain or not _many_targets(pattern):
         return confirmed
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
-        for descending in (False, True):
-            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, info.numeric)
+        for descending, as_number in itertools.product((False, True), orderings(info.numeric)):
+            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
             kept_nodes = [t for _, t in ordered[: len(gold)]]
-            tied = ties_at_limit(ordered, 0, len(gold), info.numeric)
+            tied = ties_at_limit(ordered, 0, len(gold), as_number)
             for projection in plain:
                 top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
-                order = Order(key, descending, before=True, numeric=info.numeric)
+                order = Order(key, descending, before=True, numeric=as_number)
                 query = Query(pattern, filters, projection, order, len(gold))
                 if gives_gold(top) and confirm_here(query, tied=tied):
                     if first:

@@ -370,6 +370,8 @@ def simplicity(
         len(query.pattern.steps),
         clauses,
         -len(echoed_words(query, question)),
+        # text that holds numbers ordered as numbers, where ordering it as text gives the same
+        -(query.order is not None and query.order.numeric),
         len(text),
         text,
     )
