@@ -331,6 +331,28 @@ def _ordered(rows: list[tuple], column: int, descending: bool, numeric: bool = F
     return (missing + present) if descending else (present + missing)
 
 
+#: where a LIMIT cuts through tied rows: (the rows any pick keeps, the rows it picks from), result keys
+Pool = tuple[frozenset, frozenset]
+
+
+def tie_pool(ordered: list[tuple], column: int, limit: int, numeric: bool = False) -> tuple[list[tuple], list[tuple]]:
+    """Rows ordered by ``column``, cut by a LIMIT of ``limit``: those ordered before the last
+    kept row's value (kept whatever the database picks) and those tied with it (it picks among them)."""
+
+    def value(row: tuple) -> Any:
+        return number_of(row[column]) if numeric else row[column]
+
+    cut = value(ordered[limit - 1])
+    return [r for r in ordered[:limit] if value(r) != cut], [r for r in ordered if value(r) == cut]
+
+
+def picked_among(result: frozenset, pool: Pool, count: int) -> bool:
+    """Whether ``result`` is one pick of a LIMIT of ``count`` through tied rows: every row it
+    must keep, and the rest from the tied ones."""
+    sure, every = pool
+    return len(result) == count and sure <= result <= every
+
+
 def ties_at_limit(ordered: list[tuple], column: int, limit: int, numeric: bool = False) -> bool:
     """Whether a LIMIT of ``limit`` cuts through rows tied on ``column`` (ordered by it): which of
     them it keeps is the database's arbitrary pick, not anything the query says."""
@@ -423,7 +445,10 @@ def reproduce(
     states: dict[int, _PathState | None] = {}  # kept between passes, up to KEPT_BINDINGS bindings in all
     held = 0
 
-    def confirm(query: Query, tied: bool = False) -> bool:
+    def confirm(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
+        """Whether the database's rows for ``query`` are the gold's; ``pool``, where its LIMIT
+        cuts through tied rows: (the rows any pick keeps, the rows it picks from), and its own
+        pick among them is as good as the gold's."""
         text = render_query(query)
         if text in tried:
             return False
@@ -435,7 +460,8 @@ def reproduce(
         except GraphRAFTError:
             return False
         columns = query.projection.aliases
-        if result_key([tuple(row.get(c) for c in columns) for row in rows], names) == gold:
+        got = result_key([tuple(row.get(c) for c in columns) for row in rows], names)
+        if got == gold or (pool is not None and picked_among(got, pool, len(gold))):
             found.queries.append(query)
             if tied:
                 found.tied.add(text)
@@ -444,6 +470,12 @@ def reproduce(
 
     def gives_gold(rows: list[tuple]) -> bool:
         return result_key(rows, names) == gold
+
+    def pool_of(sure: list[tuple], among: list[tuple]) -> Pool | None:
+        """The rows a LIMIT keeps whatever its pick and those it picks from, as result keys,
+        where the gold is one such pick (else None)."""
+        pool = (result_key(sure, names), result_key(sure + among, names))
+        return pool if picked_among(gold, pool, len(gold)) else None
 
     def state_of(index: int) -> _PathState | None:
         """The path's state, read (again) when not kept; None: too many bindings, or an error."""
@@ -501,6 +533,7 @@ def reproduce(
                     clauses,
                     gold,
                     gives_gold,
+                    pool_of,
                     linked,
                     timeout_ms,
                     confirm,
@@ -547,6 +580,7 @@ def _search(
     clauses: ClauseSpace,
     gold: frozenset,
     gives_gold: Callable[[list[tuple]], bool],
+    pool_of: Callable[[list[tuple], list[tuple]], Pool | None],
     linked: dict[tuple, set | None],
     timeout_ms: int | None,
     confirm: Callable[..., bool],
@@ -557,8 +591,9 @@ def _search(
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
-    (``first``: stop at the first). ``found``: where the work done is counted; ``order``: the
-    gold's, as ``reproduce`` takes it."""
+    (``first``: stop at the first). ``pool_of(sure, among)``: where a LIMIT cuts through tied
+    rows, whether the gold is one of its picks (``confirm``'s pool, or None). ``found``: where
+    the work done is counted; ``order``: the gold's, as ``reproduce`` takes it."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
     for item in filters:
@@ -585,17 +620,17 @@ def _search(
         ):
             return False
         confirmed = False
-        for projection, order, limit, tied in state.subsets[chosen]:
-            if confirm(Query(pattern, filters, projection, order, limit), tied=tied):
+        for projection, order, limit, tied, pool in state.subsets[chosen]:
+            if confirm(Query(pattern, filters, projection, order, limit), tied=tied, pool=pool):
                 if first:
                     return True
                 confirmed = True
         return confirmed
     gave = state.subsets[chosen] = []
 
-    def confirm_here(query: Query, tied: bool = False) -> bool:
-        if confirm(query, tied=tied):
-            gave.append((query.projection, query.order, query.limit, tied))
+    def confirm_here(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
+        if confirm(query, tied=tied, pool=pool):
+            gave.append((query.projection, query.order, query.limit, tied, pool))
             return True
         return False
 
@@ -640,14 +675,13 @@ def _search(
         for index, column in enumerate(projection.columns[start:], start):
             for descending, as_number in itertools.product((False, True), orderings(column in numeric)):
                 ordered = _ordered(full, index, descending, as_number)
-                if (
-                    ordered
-                    and gives_gold(ordered[:limit])
-                    and confirm_here(
-                        Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit),
-                        tied=ties_at_limit(ordered, index, limit, as_number),
-                    )
-                ):
+                if not ordered:
+                    continue
+                query = Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit)
+                tied = ties_at_limit(ordered, index, limit, as_number)
+                # through tied rows the gold's pick (another database's) may not be this one
+                pool = pool_of(*tie_pool(ordered, index, limit, as_number)) if tied else None
+                if (gives_gold(ordered[:limit]) or pool is not None) and confirm_here(query, tied, pool):
                     if first:
                         return True
                     confirmed = True
@@ -660,13 +694,17 @@ def _search(
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
         for descending, as_number in itertools.product((False, True), orderings(info.numeric)):
             ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
-            kept_nodes = [t for _, t in ordered[: len(gold)]]
             tied = ties_at_limit(ordered, 0, len(gold), as_number)
+            sure, among = tie_pool(ordered, 0, len(gold), as_number) if tied else ([], [])
             for projection in plain:
-                top = [(t.get("id"), *(t.get(k) for k in projection.properties)) for t in kept_nodes]
+
+                def columns(rows: list[tuple], projection: Projection = projection) -> list[tuple]:
+                    return [(t.get("id"), *(t.get(k) for k in projection.properties)) for _, t in rows]
+
                 order = Order(key, descending, before=True, numeric=as_number)
                 query = Query(pattern, filters, projection, order, len(gold))
-                if gives_gold(top) and confirm_here(query, tied=tied):
+                pool = pool_of(columns(sure), columns(among)) if tied else None
+                if (gives_gold(columns(ordered[: len(gold)])) or pool is not None) and confirm_here(query, tied, pool):
                     if first:
                         return True
                     confirmed = True
