@@ -299,6 +299,7 @@ def ceiling(
     from graphraft.inference.config import AskConfig
     from graphraft.inference.decoding.query_space import QuerySpace
     from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.synthesis.language import render_query
     from graphraft.synthesis.reproduce import reproduce
     from graphraft.synthesis.results import candidate_key, result_key
 
@@ -321,6 +322,9 @@ def ceiling(
         hit = bool(found and found.queries)
         exhausted = bool(found and found.exhausted and not hit)
         total["out of time"] += exhausted
+        # the query found gives another pick among the rows tied at its LIMIT than the gold's
+        picked = hit and render_query(found.queries[0]) in found.picked
+        total["picked"] += picked
         for name in ("all", item["type"], item["category"]):
             total[name] += 1
             reached[name] += hit
@@ -335,6 +339,7 @@ def ceiling(
                 "reached": hit,
                 "reached_any": some,
                 "out_of_time": exhausted,
+                "picked_among_ties": picked,
                 "query": found.queries[0].to_dict() if hit else None,
                 "proposed": found.proposed if found else 0,
                 "matches": found.matches if found else 0,
@@ -344,6 +349,7 @@ def ceiling(
         print(f"{'+' if hit else '-'} {rows_out[-1]['seconds']:6.2f}s {item['question'][:90]}", flush=True)
     print(f"\n{graph} {split}: {len(items)} questions, {time.perf_counter() - started:.0f} s")
     print(f"  searches that ran out of their budget ({budget:,} units, {budget_s} s): {total.pop('out of time')}")
+    print(f"  reached by another pick than the gold's among rows tied at a LIMIT: {total.pop('picked')}")
     for name in sorted(total, key=lambda n: (n != "all", n != ANY_ROWS, n)):
         print(f"  {name:<32} {reached[name]:>4} / {total[name]:<4} {reached[name] / total[name] * 100:5.1f} %")
     if out:

@@ -466,7 +466,9 @@ def test_a_gold_that_picked_other_tied_rows_than_this_database_is_reproduced(sto
         return result_key([[NAMES[p], *(PEOPLE[p]["country"] for _ in projection.properties)] for p in people])
 
     found = reproduce(store, [PEOPLE_ROOT], clauses, result(["p:keanu", "p:carrie", other]), candidate_key)
-    assert wanted in found.queries and render_query(wanted) in found.tied
+    assert wanted in found.queries and render_query(wanted) in found.tied and render_query(wanted) in found.picked
+    exact = reproduce(store, [PEOPLE_ROOT], clauses, gold_of(store, wanted), candidate_key)
+    assert wanted in exact.queries and render_query(wanted) not in exact.picked
     found = reproduce(store, [PEOPLE_ROOT], clauses, result(["p:keanu", "p:lana", "p:tom"]), candidate_key)
     assert wanted not in found.queries
 

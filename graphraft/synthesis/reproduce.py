@@ -59,6 +59,9 @@ class Reproduction:
     #: the rendered texts of confirmed queries whose LIMIT cuts through rows tied on their order:
     #: the database's arbitrary pick among them gave the gold result (``ties_at_limit``)
     tied: set[str] = dataclasses.field(default_factory=set)
+    #: of those, the texts whose rows are another pick among the tied rows than the gold's (its
+    #: LIMIT keeps every row any pick keeps, and the gold's rows are one pick too)
+    picked: set[str] = dataclasses.field(default_factory=set)
 
 
 #: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
@@ -465,6 +468,8 @@ def reproduce(
             found.queries.append(query)
             if tied:
                 found.tied.add(text)
+            if got != gold:
+                found.picked.add(text)
             return True
         return False
 
