@@ -302,6 +302,7 @@ def ceiling(
     from graphraft.synthesis.language import render_query
     from graphraft.synthesis.reproduce import reproduce
     from graphraft.synthesis.results import candidate_key, result_key
+    from graphraft.synthesis.synthesizer import gold_order
 
     items = read_items(questions, split)[:limit]
     engine = GraphRAFT(load_settings(), graph=graph, config=AskConfig(language="full"))
@@ -317,7 +318,15 @@ def ceiling(
         if isinstance(space, QuerySpace):
             patterns = [p for group in space.paths.values() for p in group]
             found = reproduce(
-                engine.store, patterns, space.clauses, gold, candidate_key, first=True, budget=budget, budget_s=budget_s
+                engine.store,
+                patterns,
+                space.clauses,
+                gold,
+                candidate_key,
+                first=True,
+                budget=budget,
+                budget_s=budget_s,
+                order=gold_order(item["cypher"]),  # as synthesis: a pick among ties of the gold's order
             )
         hit = bool(found and found.queries)
         exhausted = bool(found and found.exhausted and not hit)

@@ -429,7 +429,9 @@ def reproduce(
     after that much work (``WORK_*`` units: the same point on any machine); ``budget_s``: after
     that many seconds, whatever the work (``exhausted`` says either). ``order``: the gold query's
     (key, descending), where its LIMIT may keep every row: no result tells that order, so a query
-    that gives the gold with a stated LIMIT is also confirmed ordered so (``hinted_order``).
+    that gives the gold with a stated LIMIT is also confirmed ordered so (``hinted_order``); and
+    where a query ordered so cuts through tied rows, the gold's pick among them (another
+    database's) is as good as this one's (``Reproduction.picked``).
 
     Simplest first: the queries of fewest steps and filters together (a label's nodes with no
     filter; then with one filter, or one step away with none; ...), every path at each count
@@ -597,7 +599,7 @@ def _search(
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
     (``first``: stop at the first). ``pool_of(sure, among)``: where a LIMIT cuts through tied
-    rows, whether the gold is one of its picks (``confirm``'s pool, or None). ``found``: where
+    rows of the gold's own order, whether the gold is one of its picks (``confirm``'s pool, or None). ``found``: where
     the work done is counted; ``order``: the gold's, as ``reproduce`` takes it."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
@@ -684,8 +686,11 @@ def _search(
                     continue
                 query = Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit)
                 tied = ties_at_limit(ordered, index, limit, as_number)
-                # through tied rows the gold's pick (another database's) may not be this one
-                pool = pool_of(*tie_pool(ordered, index, limit, as_number)) if tied else None
+                # ordered as the gold query is, through tied rows: its pick (another database's)
+                # may not be this one. Not for other orders: one that ties every row would let
+                # any pick through, an unordered LIMIT's
+                as_gold = tied and (column, descending) == order
+                pool = pool_of(*tie_pool(ordered, index, limit, as_number)) if as_gold else None
                 if (gives_gold(ordered[:limit]) or pool is not None) and confirm_here(query, tied, pool):
                     if first:
                         return True
@@ -700,15 +705,16 @@ def _search(
         for descending, as_number in itertools.product((False, True), orderings(info.numeric)):
             ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
             tied = ties_at_limit(ordered, 0, len(gold), as_number)
-            sure, among = tie_pool(ordered, 0, len(gold), as_number) if tied else ([], [])
+            as_gold = tied and (key, descending) == order  # as above
+            sure, among = tie_pool(ordered, 0, len(gold), as_number) if as_gold else ([], [])
             for projection in plain:
 
                 def columns(rows: list[tuple], projection: Projection = projection) -> list[tuple]:
                     return [(t.get("id"), *(t.get(k) for k in projection.properties)) for _, t in rows]
 
-                order = Order(key, descending, before=True, numeric=as_number)
-                query = Query(pattern, filters, projection, order, len(gold))
-                pool = pool_of(columns(sure), columns(among)) if tied else None
+                before = Order(key, descending, before=True, numeric=as_number)
+                query = Query(pattern, filters, projection, before, len(gold))
+                pool = pool_of(columns(sure), columns(among)) if as_gold else None
                 if (gives_gold(columns(ordered[: len(gold)])) or pool is not None) and confirm_here(query, tied, pool):
                     if first:
                         return True
