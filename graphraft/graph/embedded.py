@@ -98,7 +98,7 @@ class EmbeddedServer(LocalServer):
     log_name = LOG_FILE
     stop_command = "graphraft db stop"
     # FalkorDB 4.16 can deadlock while reading its data at start (a lock on its graph list,
-    # seen once in some hundred starts under CPU load); a second start reads the same data fine
+    # seen about once in 50 starts beside two CPU hogs); a second start reads the same data fine
     start_attempts = 3
 
     @property

@@ -57,10 +57,11 @@ def numbers(properties: dict[str, PropertyInfo]) -> list[tuple[str, bool]]:
     return sorted((key, info.numeric) for key, info in properties.items() if info.type in NUMERIC or info.numeric)
 
 
-def orderings(numeric: bool) -> tuple[bool, ...]:
-    """How a column may be ordered (``Order.numeric``): text that holds numbers as numbers, or as
-    the text it is (what a query that forgets ``toFloat`` does, and so what its result is)."""
-    return (False, True) if numeric else (False,)
+def orderings(numeric: bool) -> list[tuple[bool, bool]]:
+    """How a column may be ordered, ``(descending, as_number)``: ascending or descending, and
+    text that holds numbers (``numeric``) as numbers (``Order.numeric``) or as the text it is
+    (what a query that forgets ``toFloat`` does, and so what its result is)."""
+    return list(product((False, True), (False, True) if numeric else (False,)))
 
 
 @dataclass(frozen=True)
@@ -298,8 +299,8 @@ class ClauseSpace:
             if self.literals.limits and not (pattern.target == 0 and not pattern.anchor.is_label_root):
                 # the first k target nodes by a property that is not returned
                 for key, info in self.properties(pattern.labels_of(pattern.target)).items():
-                    for descending, numeric in product((False, True), orderings(info.numeric)):
-                        order = Order(key, descending, before=True, numeric=numeric)
+                    for descending, as_number in orderings(info.numeric):
+                        order = Order(key, descending, before=True, numeric=as_number)
                         out.append((before_piece(pattern, order), replace(partial, order=order, stage="before-limit")))
             return out
         if stage == "having":  # the aggregate returned beside the groups it kept, or not
@@ -351,7 +352,7 @@ class ClauseSpace:
             projection = partial.projection or Projection()
             numeric = self.numeric_columns(pattern, projection)
             for column in projection.orderable:
-                for descending, as_number in product((False, True), orderings(column in numeric)):
+                for descending, as_number in orderings(column in numeric):
                     order = Order(column, descending, numeric=as_number)
                     out.append((order_piece(order), replace(partial, order=order, stage="limit")))
             return out

@@ -318,12 +318,18 @@ def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict)
     ]
 
 
+def _order_value(value: Any, numeric: bool) -> Any:
+    """What an order sorts on: the value, or for text that holds numbers ordered as numbers
+    (``Order.numeric``) ``toFloat`` of it."""
+    return number_of(value) if numeric else value
+
+
 def _ordered(rows: list[tuple], column: int, descending: bool, numeric: bool = False) -> list[tuple]:
     """Rows by one column as Cypher orders them (nulls last ascending, first descending);
     ``numeric``: text that holds numbers, ordered by ``toFloat`` of it (``Order.numeric``)."""
 
     def value(row: tuple) -> Any:
-        return number_of(row[column]) if numeric else row[column]
+        return _order_value(row[column], numeric)
 
     present = [r for r in rows if value(r) is not None]
     missing = [r for r in rows if value(r) is None]
@@ -342,11 +348,11 @@ def tie_pool(ordered: list[tuple], column: int, limit: int, numeric: bool = Fals
     """Rows ordered by ``column``, cut by a LIMIT of ``limit``: those ordered before the last
     kept row's value (kept whatever the database picks) and those tied with it (it picks among them)."""
 
-    def value(row: tuple) -> Any:
-        return number_of(row[column]) if numeric else row[column]
-
-    cut = value(ordered[limit - 1])
-    return [r for r in ordered[:limit] if value(r) != cut], [r for r in ordered if value(r) == cut]
+    cut = _order_value(ordered[limit - 1][column], numeric)
+    return (
+        [r for r in ordered[:limit] if _order_value(r[column], numeric) != cut],
+        [r for r in ordered if _order_value(r[column], numeric) == cut],
+    )
 
 
 def picked_among(result: frozenset, pool: Pool, count: int) -> bool:
@@ -361,8 +367,7 @@ def ties_at_limit(ordered: list[tuple], column: int, limit: int, numeric: bool =
     them it keeps is the database's arbitrary pick, not anything the query says."""
     if not 0 < limit < len(ordered):
         return False
-    last, next_ = ordered[limit - 1][column], ordered[limit][column]
-    return number_of(last) == number_of(next_) if numeric else last == next_
+    return _order_value(ordered[limit - 1][column], numeric) == _order_value(ordered[limit][column], numeric)
 
 
 def _fits(projection: Projection, widths: set[int], rows: int) -> bool:
@@ -569,6 +574,11 @@ def hinted_order(query: Query, order: tuple[str, bool] | None, clauses: ClauseSp
     return None
 
 
+def _target_rows(ordered: list[tuple], projection: Projection) -> list[tuple]:
+    """The rows ``projection`` returns of ``(value, target node)`` pairs: the ids, then its properties."""
+    return [(t.get("id"), *(t.get(k) for k in projection.properties)) for _, t in ordered]
+
+
 def _targets_alone(projection: Projection) -> bool:
     """It returns a row per target node, of the target's own columns (what an order before the
     projection may sort)."""
@@ -599,8 +609,9 @@ def _search(
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
     (``first``: stop at the first). ``pool_of(sure, among)``: where a LIMIT cuts through tied
-    rows of the gold's own order, whether the gold is one of its picks (``confirm``'s pool, or None). ``found``: where
-    the work done is counted; ``order``: the gold's, as ``reproduce`` takes it."""
+    rows of the gold's own order, whether the gold is one of its picks (``confirm``'s pool, or
+    None). ``found``: where the work done is counted; ``order``: the gold's, as ``reproduce``
+    takes it."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
     for item in filters:
@@ -627,8 +638,8 @@ def _search(
         ):
             return False
         confirmed = False
-        for projection, order, limit, tied, pool in state.subsets[chosen]:
-            if confirm(Query(pattern, filters, projection, order, limit), tied=tied, pool=pool):
+        for projection, ordering, limit, tied, pool in state.subsets[chosen]:
+            if confirm(Query(pattern, filters, projection, ordering, limit), tied=tied, pool=pool):
                 if first:
                     return True
                 confirmed = True
@@ -680,7 +691,7 @@ def _search(
         start = 0 if projection.values else 1  # the columns an order may name
         numeric = clauses.numeric_columns(pattern, projection)
         for index, column in enumerate(projection.columns[start:], start):
-            for descending, as_number in itertools.product((False, True), orderings(column in numeric)):
+            for descending, as_number in orderings(column in numeric):
                 ordered = _ordered(full, index, descending, as_number)
                 if not ordered:
                     continue
@@ -702,20 +713,17 @@ def _search(
     if not plain or not _many_targets(pattern):
         return confirmed
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
-        for descending, as_number in itertools.product((False, True), orderings(info.numeric)):
+        for descending, as_number in orderings(info.numeric):
             ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
             tied = ties_at_limit(ordered, 0, len(gold), as_number)
             as_gold = tied and (key, descending) == order  # as above
             sure, among = tie_pool(ordered, 0, len(gold), as_number) if as_gold else ([], [])
             for projection in plain:
-
-                def columns(rows: list[tuple], projection: Projection = projection) -> list[tuple]:
-                    return [(t.get("id"), *(t.get(k) for k in projection.properties)) for _, t in rows]
-
                 before = Order(key, descending, before=True, numeric=as_number)
                 query = Query(pattern, filters, projection, before, len(gold))
-                pool = pool_of(columns(sure), columns(among)) if as_gold else None
-                if (gives_gold(columns(ordered[: len(gold)])) or pool is not None) and confirm_here(query, tied, pool):
+                pool = pool_of(_target_rows(sure, projection), _target_rows(among, projection)) if as_gold else None
+                top = _target_rows(ordered[: len(gold)], projection)
+                if (gives_gold(top) or pool is not None) and confirm_here(query, tied, pool):
                     if first:
                         return True
                     confirmed = True
