@@ -250,6 +250,58 @@ def test_execution_accuracy_compares_the_whole_result_past_the_answers_node_budg
     assert [o.execution for o in evaluate([item], engine, ["no-l2"]).outcomes] == [True]
 
 
+@pytest.mark.parametrize(
+    "returned", [False, True], ids=["ordered before the projection", "ordered by a returned column"]
+)
+def test_eval_counts_another_pick_among_rows_tied_at_the_golds_limit(asker, tmp_path, returned):
+    """The gold's database kept the other American at "the first 3 people by country" (Neo4j's
+    pick against this store's): the answer's query, ordered as the gold's, is right all the same,
+    as the ceiling counts it; not where the gold is ordered by another key, nor for a gold that
+    leaves out a row every pick keeps. The report shows the exact figure beside it."""
+    from graphraft.evaluation.runner import EXACT_ROWS, evaluate, write_report
+    from graphraft.graph.loaders.questions import read_question_file
+    from graphraft.synthesis.language import Order, Projection, Query, render_query
+    from graphraft.synthesis.patterns import AnchorRef, Pattern
+
+    projection = Projection(("country",)) if returned else Projection()
+    order = Order("country") if returned else Order("country", before=True)
+    query = Query(Pattern(AnchorRef(None, ("Person",)), (), 0), (), projection, order, 3)
+    wanted = render_query(query)
+    americans = {"p:lana", "p:tom"}
+    engine = asker(wanted)
+    question = "the first 3 people by country"
+    kept = {row["id"] for row in engine.store.read(render_query(query, engine.store.graph_label))}
+    [this_pick] = kept & americans
+    [other] = americans - kept
+
+    def rows(people):
+        return [[PEOPLE[p]["name"], *([PEOPLE[p]["country"]] if returned else [])] for p in people]
+
+    gold_cypher = "MATCH (p:Person) RETURN p.name ORDER BY p.country LIMIT 3"
+    lines = [
+        {"question": question, "rows": rows(["p:keanu", "p:carrie", this_pick]), "cypher": gold_cypher},
+        {"question": question + "?", "rows": rows(["p:keanu", "p:carrie", other]), "cypher": gold_cypher},
+        # ordered by another key: an order tying many rows would let an arbitrary pick through
+        {
+            "question": question + "!",
+            "rows": rows(["p:keanu", "p:carrie", other]),
+            "cypher": gold_cypher.replace("country", "born"),
+        },
+        # a Canadian left out: no pick of this order gives it
+        {"question": question + ".", "rows": rows(["p:keanu", "p:lana", "p:tom"]), "cypher": gold_cypher},
+    ]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    report = evaluate(list(read_question_file(path)), engine, ["no-l2"])
+    assert [o.top_query for o in report.outcomes] == [wanted] * 4
+    assert [o.execution for o in report.outcomes] == [True, True, False, False]
+    assert [o.picked for o in report.outcomes] == [False, True, False, False]
+    table = report.execution_accuracy("no-l2")
+    assert table["all"]["accuracy"] == 2 / 4 and table[EXACT_ROWS]["accuracy"] == 1 / 4
+    written = (write_report(report, tmp_path / "report")["json"].parent / "questions.jsonl").read_text()
+    assert [json.loads(line)["picked"] for line in written.splitlines()] == [False, True, False, False]
+
+
 def test_a_question_file_with_malformed_rows_is_a_file_line_error(tmp_path):
     from graphraft.errors import InputFileError
     from graphraft.graph.loaders.questions import read_question_file

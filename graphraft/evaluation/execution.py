@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from graphraft.synthesis.results import same_result, some_rows_of
+from graphraft.errors import GraphRAFTError
+from graphraft.synthesis.language import Order, Query, is_node_column, render_query
+from graphraft.synthesis.reproduce import cypher_ordered, picked_among, tie_pool
+from graphraft.synthesis.results import named_by, result_key, same_result, some_rows_of
+from graphraft.synthesis.synthesizer import gold_order
 
-__all__ = ["answer_rows", "same_result", "some_rows_of"]
+__all__ = ["answer_rows", "picked_among_ties", "same_result", "some_rows_of"]
 
 
 def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
@@ -28,3 +33,67 @@ def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
             row["id"]: row["name"] if row["name"] is not None else row["id"] for row in store.nodes_by_id(unnamed)
         }
     return [[names.get(node_id, node_id)] for node_id in ids]
+
+
+def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> bool:
+    """Whether the gold rows are another pick of the query the answer's rows came from: a query
+    ordered as the gold query is (``synthesizer.gold_order``: its key or aggregate and direction)
+    with the gold's LIMIT, which cuts through rows tied on that order — the gold's database picked
+    other tied rows than this one does (Neo4j's gold against FalkorDB). The same rule the
+    ceiling's search keeps (``reproduce.tie_pool``, ``picked_among``); runs the query once more
+    without its LIMIT."""
+    order = gold_order(gold_cypher)
+    top = next((q for q in answer.queries if q.ran and q.rows), None)
+    query = answer.structure_of(top.cypher) if top is not None else None
+    gold = result_key(gold_rows)
+    if (
+        order is None
+        or store is None
+        or not isinstance(query, Query)
+        or query.order is None
+        or query.limit != len(gold)
+        or (query.order.by, query.order.descending) != order
+    ):
+        return False
+    whole = _unlimited(query)
+    if whole is None:
+        return False
+    try:
+        rows = store.read(render_query(whole, store.graph_label), timeout_ms=timeout_ms)
+    except GraphRAFTError:
+        return False
+    aliases = whole.projection.aliases
+    column = whole.projection.columns.index(whole.order.by)
+    ordered = cypher_ordered(
+        [tuple(row.get(a) for a in aliases) for row in rows], column, whole.order.descending, whole.order.numeric
+    )
+    if len(ordered) <= query.limit:
+        return False
+    sure, among = tie_pool(ordered, column, query.limit, whole.order.numeric)
+    width = len(query.projection.columns)  # the order's key, where added, is the last column
+    nodes = [i for i, a in enumerate(aliases[:width]) if is_node_column(a)]
+    ids = {row[i] for row in ordered for i in nodes if isinstance(row[i], str)}
+    try:
+        names = {r["id"]: r["name"] for r in store.nodes_by_id(sorted(ids), timeout_ms=timeout_ms)} if ids else {}
+    except GraphRAFTError:
+        return False
+    name_of = named_by(names)
+    pool = (result_key((r[:width] for r in sure), name_of), result_key((r[:width] for r in sure + among), name_of))
+    return picked_among(gold, pool, len(gold))
+
+
+def _unlimited(query: Query) -> Query | None:
+    """The query without its LIMIT, returning the column it orders by: a key ordered before the
+    projection (``WITH DISTINCT t ORDER BY t.key``) becomes a returned column, last."""
+    order = query.order
+    if not order.before:
+        return replace(query, limit=None)
+    projection = query.projection
+    try:
+        if order.by not in projection.properties:
+            projection = replace(projection, properties=(*projection.properties, order.by))
+        return replace(
+            query, projection=projection, order=Order(order.by, order.descending, numeric=order.numeric), limit=None
+        )
+    except ValueError:  # not a query of the language: no pick is counted
+        return None

@@ -24,7 +24,7 @@ from typing import Any
 
 from graphraft.errors import DeadlineExceededError
 from graphraft.evaluation.config import METHODS
-from graphraft.evaluation.execution import answer_rows, same_result, some_rows_of
+from graphraft.evaluation.execution import answer_rows, picked_among_ties, same_result, some_rows_of
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.results import result_key
@@ -54,6 +54,9 @@ FAILURES = (
 
 #: the execution accuracy's row where a gold LIMIT with no ORDER BY takes any as many of its rows
 ANY_ROWS = "all, any rows of an unordered LIMIT"
+#: the execution accuracy's row that counts the gold's exact rows only, not another pick among
+#: rows tied at the gold's LIMIT by the gold's own order (``Outcome.picked``)
+EXACT_ROWS = "all, the gold's exact rows (no other pick among ties)"
 
 
 @dataclass
@@ -77,6 +80,9 @@ class Outcome:
     #: the same, where the gold's LIMIT has no ORDER BY, with any as many rows of its result
     #: without the LIMIT counted right too (the question file's ``any_of``)
     execution_any: bool | None = None
+    #: right as another pick among rows tied at the gold's LIMIT: the answer's query is ordered
+    #: as the gold's and the gold rows are one of its picks (``execution.picked_among_ties``)
+    picked: bool = False
 
 
 @dataclass
@@ -133,6 +139,8 @@ class EvalReport:
         # shown where it differs for some method: then for every method, side by side
         if any(o.execution_any != o.execution for o in self.outcomes if o.execution is not None):
             groups[ANY_ROWS] = [bool(o.execution_any) for o in scored]
+        if any(o.picked for o in self.outcomes):
+            groups[EXACT_ROWS] = [o.execution and not o.picked for o in scored]
         return {name: {"accuracy": sum(v) / len(v), "questions": len(v)} for name, v in sorted(groups.items())}
 
     def failed_query_share(self, method: str) -> float:
@@ -243,10 +251,12 @@ def outcome_from_answer(
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
     scores = score_question(ranked, chosen, gold)
-    execution, categories, execution_any = None, (), None
+    execution, categories, execution_any, picked = None, (), None, False
     if item.extra and "rows" in item.extra:
         rows = answer_rows(answer, use_selection, store)
         execution = same_result(rows, item.extra["rows"])
+        if not execution and (answer.values or not (use_selection and answer.selected_by == "l2")):
+            picked = execution = picked_among_ties(answer, item.extra["rows"], item.extra.get("cypher"), store)
         categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
         execution_any = execution or (
             "any_of" in item.extra and some_rows_of(rows, item.extra["any_of"], len(result_key(item.extra["rows"])))
@@ -272,6 +282,7 @@ def outcome_from_answer(
         execution,
         categories,
         execution_any,
+        picked,
     )
 
 
@@ -424,7 +435,12 @@ def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
                 }
                 # questions with a gold result: whether the answer's rows were it, and under what
                 | (
-                    {"execution": o.execution, "execution_any": o.execution_any, "categories": list(o.categories)}
+                    {
+                        "execution": o.execution,
+                        "execution_any": o.execution_any,
+                        "picked": o.picked,
+                        "categories": list(o.categories),
+                    }
                     if o.execution is not None
                     else {}
                 )

@@ -324,7 +324,7 @@ def _order_value(value: Any, numeric: bool) -> Any:
     return number_of(value) if numeric else value
 
 
-def _ordered(rows: list[tuple], column: int, descending: bool, numeric: bool = False) -> list[tuple]:
+def cypher_ordered(rows: list[tuple], column: int, descending: bool, numeric: bool = False) -> list[tuple]:
     """Rows by one column as Cypher orders them (nulls last ascending, first descending);
     ``numeric``: text that holds numbers, ordered by ``toFloat`` of it (``Order.numeric``)."""
 
@@ -692,7 +692,7 @@ def _search(
         numeric = clauses.numeric_columns(pattern, projection)
         for index, column in enumerate(projection.columns[start:], start):
             for descending, as_number in orderings(column in numeric):
-                ordered = _ordered(full, index, descending, as_number)
+                ordered = cypher_ordered(full, index, descending, as_number)
                 if not ordered:
                     continue
                 query = Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit)
@@ -714,7 +714,7 @@ def _search(
         return confirmed
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
         for descending, as_number in orderings(info.numeric):
-            ordered = _ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
+            ordered = cypher_ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
             tied = ties_at_limit(ordered, 0, len(gold), as_number)
             as_gold = tied and (key, descending) == order  # as above
             sure, among = tie_pool(ordered, 0, len(gold), as_number) if as_gold else ([], [])
