@@ -29,10 +29,14 @@ def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
     ids = top.ids if top else []
     unnamed = list(dict.fromkeys(node_id for node_id in ids if node_id not in names))
     if unnamed and store is not None:
-        names |= {
-            row["id"]: row["name"] if row["name"] is not None else row["id"] for row in store.nodes_by_id(unnamed)
-        }
+        names |= node_names(store, unnamed)
     return [[names.get(node_id, node_id)] for node_id in ids]
+
+
+def node_names(store, ids, timeout_ms: int | None = None) -> dict[str, str]:
+    """Nodes' naming values by id, from ``store`` (a node with none: its id)."""
+    rows = store.nodes_by_id(list(ids), timeout_ms=timeout_ms) if ids else []
+    return {row["id"]: row["name"] if row["name"] is not None else row["id"] for row in rows}
 
 
 def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> bool:
@@ -74,10 +78,9 @@ def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout
     nodes = [i for i, a in enumerate(aliases[:width]) if is_node_column(a)]
     ids = {row[i] for row in ordered for i in nodes if isinstance(row[i], str)}
     try:
-        names = {r["id"]: r["name"] for r in store.nodes_by_id(sorted(ids), timeout_ms=timeout_ms)} if ids else {}
+        name_of = named_by(node_names(store, sorted(ids), timeout_ms))
     except GraphRAFTError:
         return False
-    name_of = named_by(names)
     pool = (result_key((r[:width] for r in sure), name_of), result_key((r[:width] for r in sure + among), name_of))
     return picked_among(gold, pool, len(gold))
 
