@@ -20,6 +20,8 @@ from graphraft.synthesis.language import (
     render_query,
     sorted_filters,
 )
+from graphraft.synthesis.clauses import ClauseSpace
+from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
 KEANU = AnchorRef("p:keanu", ("Person",))
@@ -648,6 +650,40 @@ def test_retrieval_keeps_a_querys_rows_and_its_nodes(store):
     assert runs[1].rows == [{"id": m, "released": year} for year, m in newest]  # ORDER BY released DESC
     assert runs[1].node_ids == [m for _, m in newest]
     assert [row["id"] for row in runs[2].rows] == sorted({p for p, _ in ACTED_IN}) == sorted(runs[2].node_ids)
+
+
+def test_no_group_by_a_text_no_two_nodes_share(store, monkeypatch):
+    """A text no two nodes share (a title, a name; a tagline some movies lack) is unique in the
+    schema, checked over every node and not only the sample; grouped by it each group would be one
+    node (its count 1, its average the node's own value: a filter in disguise), so the language
+    groups by the node or the shared values (people per country), never by it."""
+    import graphraft.graph.store as store_module
+
+    from graphraft.graph.records import NodeRecord
+
+    load(store)
+    studios = {f"s:{n}": {"name": n, "city": "Burbank"} for n in ("Warner", "Disney", "Pixar")}
+    store.load_nodes([NodeRecord(i, ("Studio",), dict(p)) for i, p in studios.items()])
+    facts = {"Person": PEOPLE, "Movie": MOVIES, "Studio": studios}
+
+    def shared(label: str, key: str) -> bool:
+        values = [node[key] for node in facts[label].values() if key in node]
+        return len(set(values)) < len(values)
+
+    schema = store.schema(refresh=True)
+    people, movies = schema.properties["Person"], schema.properties["Movie"]
+    assert people["name"].unique and movies["title"].unique and movies["tagline"].unique
+    assert not people["country"].unique and not people["born"].unique  # Canada twice; a number: groups are by text
+    monkeypatch.setattr(store_module, "PROFILE_SAMPLE", 1)  # a sample of one node: its values are all distinct
+    sampled = store.schema(refresh=True)
+    texts = [(label, key) for label, found in sampled.properties.items() for key, i in found.items() if i.type == "string"]
+    assert ("Studio", "city") in texts  # one the sample alone would call unique
+    assert all(sampled.properties[label][key].unique == (not shared(label, key)) for label, key in texts)
+    clauses = ClauseSpace(schema, question_literals("how many movies per title or per country"))
+    for pattern in (Pattern(PEOPLE_ROOT, (ACTED,), 1), Pattern(PEOPLE_ROOT, (ACTED,), 0)):
+        keys = {(p.group, p.group_key) for p, _ in clauses.projections(pattern) if p.group is not None}
+        assert (0, "country") in keys and (1 - pattern.target, None) in keys  # the other node, itself
+        assert not {k for _, k in keys} & {"name", "title", "tagline"}
 
 
 def test_text_that_holds_numbers_or_dates_is_found_in_the_schema(store):

@@ -84,6 +84,9 @@ class PropertyInfo(BaseModel):
     numeric: bool = False
     #: text that holds dates as ISO text (``date_text``): compared in order with a date the question quotes
     dates: bool = False
+    #: text that no two nodes (relationships) share, over all of them (a key: ``productName``,
+    #: ``title``): grouped by it, each group is one node, so the language groups by the node instead
+    unique: bool = False
 
     @property
     def few(self) -> bool:

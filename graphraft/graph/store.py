@@ -589,6 +589,14 @@ class GraphStore(ABC):
                 )
                 if len(every) <= most:
                     info.values = sorted((row["value"] for row in every), key=lambda v: (str(type(v)), v))
+            if text and len({repr(v) for v in values}) == len(values):  # distinct in the sample: over all?
+                whole = self.read(
+                    f"MATCH {match} WHERE x[$key] IS NOT NULL "
+                    "RETURN count(x) AS carriers, count(DISTINCT x[$key]) AS distinct_values",
+                    {"key": key},
+                    timeout_ms=timeout_ms,
+                )
+                info.unique = bool(whole) and whole[0]["carriers"] == whole[0]["distinct_values"]
             found[key] = info
         return found
 
@@ -603,8 +611,8 @@ class GraphStore(ABC):
         if self.cache_dir is None:
             return None
         # "2": the schema records each label's and type's properties; "3": a text's values up to
-        # NAMED_VALUES; "5": whether a text holds numbers, or dates
-        digest = hashlib.sha256(f"5|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
+        # NAMED_VALUES; "5": whether a text holds numbers, or dates; "6": whether a text is unique
+        digest = hashlib.sha256(f"6|{self.identity}|{fingerprint}".encode()).hexdigest()[:24]
         return self.cache_dir / "schema" / f"{digest}.json"
 
 

@@ -203,13 +203,15 @@ class ClauseSpace:
             (Projection(aggregate=fn, key=key, step=s, every=e, numeric=t), "end") for fn, key, s, e, t in aggregates
         ]
         free = [node for node in pattern.nodes if pattern.variable(node) not in ("a", "b")]  # not anchors
-        # per another node, or per value of a text property of a node of the path (the target's too)
+        # per another node, or per value of a text property of a node of the path (the target's
+        # too) — not of one no two nodes share (a title, a product's name): a group per node, which
+        # is the node itself, said by the group of the node or by no group at all
         groups: list[tuple[int, str | None]] = [(node, None) for node in free if node != target]
         groups += [
             (node, key)
             for node in free
             for key, info in self.properties(pattern.labels_of(node)).items()
-            if info.type == "string"
+            if info.type == "string" and not info.unique
         ]
         out += [
             (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k, every=e, numeric=t), "order")
