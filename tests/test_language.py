@@ -10,6 +10,7 @@ from statistics import mean
 import pytest
 from facts_graph import ACTED_IN, DIRECTED, MOVIES, PEOPLE, REVIEWED, load
 
+from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import (
     Filter,
     Order,
@@ -20,7 +21,6 @@ from graphraft.synthesis.language import (
     render_query,
     sorted_filters,
 )
-from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, render
 
@@ -658,7 +658,6 @@ def test_no_group_by_a_text_no_two_nodes_share(store, monkeypatch):
     node (its count 1, its average the node's own value: a filter in disguise), so the language
     groups by the node or the shared values (people per country), never by it."""
     import graphraft.graph.store as store_module
-
     from graphraft.graph.records import NodeRecord
 
     load(store)
@@ -676,7 +675,9 @@ def test_no_group_by_a_text_no_two_nodes_share(store, monkeypatch):
     assert not people["country"].unique and not people["born"].unique  # Canada twice; a number: groups are by text
     monkeypatch.setattr(store_module, "PROFILE_SAMPLE", 1)  # a sample of one node: its values are all distinct
     sampled = store.schema(refresh=True)
-    texts = [(label, key) for label, found in sampled.properties.items() for key, i in found.items() if i.type == "string"]
+    texts = [
+        (label, key) for label, found in sampled.properties.items() for key, i in found.items() if i.type == "string"
+    ]
     assert ("Studio", "city") in texts  # one the sample alone would call unique
     assert all(sampled.properties[label][key].unique == (not shared(label, key)) for label, key in texts)
     clauses = ClauseSpace(schema, question_literals("how many movies per title or per country"))
