@@ -58,11 +58,11 @@ def test_load_files_then_schema_json_then_query(tmp_path, env):
     assert schema["labels"] == {"City": 1, "Person": 1}
     assert schema["patterns"] == [{"source": "Person", "type": "LIVES_IN", "target": "City", "count": 1}]
     assert schema["names"] == {"City": "name", "Person": "name"}
-    city = {"type": "string", "sampled": 1, "values": ["Oslo"], "numeric": False, "dates": False}
+    city = {"type": "string", "sampled": 1, "values": ["Oslo"], "numeric": False, "dates": False, "unique": True}
     assert schema["properties"]["City"] == {"name": city}
     # and as a table: each label with the property that names it and its properties
     table = " ".join(run(["schema"], env).stdout.split())
-    assert "City │ 1 │ name │ name (string: Oslo)" in table
+    assert "City │ 1 │ name │ name (string, unique: Oslo)" in table
     rows = json.loads(
         run(["query", "MATCH (p:Person)-[:LIVES_IN]->(c) RETURN p.name AS p, c.name AS c", "--json"], env).stdout
     )

@@ -129,6 +129,7 @@ def print_schema(where: str, schema) -> None:
         found = schema.properties.get(label, {})
         described = ", ".join(
             f"{key} ({info.type}{' of numbers' if info.numeric else ' of dates' if info.dates else ''}"
+            f"{', unique' if info.unique else ''}"
             f"{': ' + ' | '.join(map(str, info.values)) if info.few else ''})"
             for key, info in found.items()
         )
