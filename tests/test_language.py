@@ -652,11 +652,12 @@ def test_retrieval_keeps_a_querys_rows_and_its_nodes(store):
     assert [row["id"] for row in runs[2].rows] == sorted({p for p, _ in ACTED_IN}) == sorted(runs[2].node_ids)
 
 
-def test_no_group_by_a_text_no_two_nodes_share(store, monkeypatch):
+def test_no_target_counted_per_a_text_no_two_targets_share(store, monkeypatch):
     """A text no two nodes share (a title, a name; a tagline some movies lack) is unique in the
-    schema, checked over every node and not only the sample; grouped by it each group would be one
-    node (its count 1, its average the node's own value: a filter in disguise), so the language
-    groups by the node or the shared values (people per country), never by it."""
+    schema, checked over every node and not only the sample. The target's own count or property
+    per such a text is a group per target (its count 1, its average the target's own value: a
+    filter in disguise), which the language does not write; other nodes grouped by it, every time
+    the path reaches the target and the target's relationships per it stay (reviews per title)."""
     import graphraft.graph.store as store_module
     from graphraft.graph.records import NodeRecord
 
@@ -682,9 +683,19 @@ def test_no_group_by_a_text_no_two_nodes_share(store, monkeypatch):
     assert all(sampled.properties[label][key].unique == (not shared(label, key)) for label, key in texts)
     clauses = ClauseSpace(schema, question_literals("how many movies per title or per country"))
     for pattern in (Pattern(PEOPLE_ROOT, (ACTED,), 1), Pattern(PEOPLE_ROOT, (ACTED,), 0)):
-        keys = {(p.group, p.group_key) for p, _ in clauses.projections(pattern) if p.group is not None}
+        grouped = [p for p, _ in clauses.projections(pattern) if p.group is not None]
+        keys = {(p.group, p.group_key) for p in grouped}
         assert (0, "country") in keys and (1 - pattern.target, None) in keys  # the other node, itself
-        assert not {k for _, k in keys} & {"name", "title", "tagline"}
+        # the target's own count or property per its title: one target a group (a count of 1)
+        own = [p for p in grouped if p.group == pattern.target and p.group_key in ("name", "title", "tagline")]
+        assert own and all(p.every or p.step is not None for p in own)
+        assert any(p.group != pattern.target and p.group_key in ("name", "title") for p in grouped)
+    # per title, every time the path reaches the movie, and its relationships' property: these say
+    # something (the reviews of each movie, their average rating)
+    reviewed = Pattern(PEOPLE_ROOT, (REVIEWS,), 1)
+    per_title = {(p.aggregate, p.key, p.every) for p, _ in clauses.projections(reviewed) if p.group_key == "title"}
+    assert ("count", None, True) in per_title and ("avg", "rating", False) in per_title
+    assert ("count", None, False) not in per_title and ("max", "released", False) not in per_title
 
 
 def test_text_that_holds_numbers_or_dates_is_found_in_the_schema(store):

@@ -203,20 +203,28 @@ class ClauseSpace:
             (Projection(aggregate=fn, key=key, step=s, every=e, numeric=t), "end") for fn, key, s, e, t in aggregates
         ]
         free = [node for node in pattern.nodes if pattern.variable(node) not in ("a", "b")]  # not anchors
-        # per another node, or per value of a text property of a node of the path (the target's
-        # too) — not of one no two nodes share (a title, a product's name): a group per node, which
-        # is the node itself, said by the group of the node or by no group at all
+        # per another node, or per value of a text property of a node of the path (the target's too)
         groups: list[tuple[int, str | None]] = [(node, None) for node in free if node != target]
         groups += [
             (node, key)
             for node in free
             for key, info in self.properties(pattern.labels_of(node)).items()
-            if info.type == "string" and not info.unique
+            if info.type == "string"
         ]
+        unique = {key for key, info in self.properties(pattern.labels_of(target)).items() if info.unique}
+
+        def degenerate(group: int, group_key: str | None, step: int | None, every: bool) -> bool:
+            """The target's own count or property per a text no two targets share (a product's
+            name): a group per target, its count 1, its average the target's own value — a filter
+            in disguise. Not every binding counted per target, nor its relationships' property
+            (the quantity ordered per product)."""
+            return group == target and group_key in unique and step is None and not every
+
+        aggregates_of = {(g, k): [a for a in aggregates if not degenerate(g, k, a[2], a[3])] for g, k in groups}
         out += [
             (Projection(aggregate=fn, key=key, group=g, step=s, group_key=k, every=e, numeric=t), "order")
             for g, k in groups
-            for fn, key, s, e, t in aggregates
+            for fn, key, s, e, t in aggregates_of[g, k]
         ]
         # the groups whose aggregate compares with a number of the question (the aggregate then
         # returned beside them or not: the "having" stage)
@@ -228,7 +236,7 @@ class ClauseSpace:
                 "having",
             )
             for g, k in groups
-            for fn, key, s, e, t in aggregates
+            for fn, key, s, e, t in aggregates_of[g, k]
             for n in self.literals.numbers
             for op in COMPARISONS
         ]
