@@ -19,20 +19,24 @@ class Choosing(QueryGenerator):
     knows the answer's query, so that what follows L1 is what is tested). It follows the wanted
     text's tokens down the space's tree, so it finds it only if the space holds it."""
 
-    def __init__(self, model, tokenizer, wanted: str):
-        self.model, self.tokenizer, self.wanted = model, tokenizer, wanted
+    def __init__(self, model, tokenizer, wanted: str, *more: str):
+        self.model, self.tokenizer, self.wanted = model, tokenizer, [wanted, *more]  # L1's order
 
     def generate_many(self, questions, candidate_lists, num_beams=5, group=8, check=None):
-        tokens = tuple(self.tokenizer(self.wanted, add_special_tokens=False)["input_ids"]) + (
-            self.tokenizer.eos_token_id,
-        )
         out = []
         for space in candidate_lists:
-            node = space.radix()
-            while node is not None and node.sequence != tokens:
-                node = next((c for c in node.children if tokens[c.start : c.depth] == c.edge), None)
-            found = space.query_for(tokens) if node is not None else None
-            out.append([GeneratedQuery(self.wanted, 0.0, 0, found)] if found else [])
+            written = []
+            for rank, text in enumerate(self.wanted):
+                tokens = tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"]) + (
+                    self.tokenizer.eos_token_id,
+                )
+                node = space.radix()
+                while node is not None and node.sequence != tokens:
+                    node = next((c for c in node.children if tokens[c.start : c.depth] == c.edge), None)
+                found = space.query_for(tokens) if node is not None else None
+                if found:
+                    written.append(GeneratedQuery(text, -float(rank), rank, found))
+            out.append(written)
         return out
 
 
@@ -45,7 +49,7 @@ def asker(store, tiny, graphraft_home):
     model, tokenizer = tiny
     settings = load_settings(home=graphraft_home, embedder="none")
 
-    def make(wanted: str, **config):
+    def make(*wanted: str, **config):
         engine = GraphRAFT(
             settings,
             store=store,
@@ -56,7 +60,7 @@ def asker(store, tiny, graphraft_home):
             max_hops=1,
             **config,
         )
-        return engine.with_parts(Choosing(model, tokenizer, wanted))
+        return engine.with_parts(Choosing(model, tokenizer, *wanted))
 
     return make
 
@@ -227,6 +231,43 @@ def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
     assert [w["execution"] for w in written] == [True, False, False, False]
     assert [w["execution_any"] for w in written] == [True, False, False, True]
     assert written[0]["categories"] == ["Simple Aggregation"] and written[0]["top_query"] == wanted
+
+
+def test_eval_says_whether_one_of_l1s_queries_gives_the_gold_result(asker, tmp_path):
+    """Beside the top query's result, each query of the language L1 wrote is run again whole and
+    compared with the gold result: the report's oracle row counts a question where one of them
+    gives it (what choosing among them could reach), and each question's line lists them with
+    L1's score and a digest that equal results share."""
+    from graphraft.evaluation.runner import ANY_QUERY, evaluate, write_report
+    from graphraft.graph.loaders.questions import read_question_file
+
+    acted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie)'
+    movies, count = f"{acted} RETURN DISTINCT n1.id AS id", f"{acted} RETURN count(DISTINCT n1) AS count"
+    keanu = sorted(m for p, m in ACTED_IN if p == "p:keanu")
+    question = "how many movies did [Keanu Reeves] act in"
+    lines = [
+        {"question": question, "rows": [[len(keanu)]]},  # the second query's result
+        {"question": question + "?", "rows": [[len(keanu) + 1]]},  # neither's
+        {"question": question + "!", "rows": [[MOVIES[m]["title"]] for m in keanu]},  # the top query's
+    ]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    report = evaluate(list(read_question_file(path)), asker(movies, count), ["no-l2"])
+    assert [o.top_query for o in report.outcomes] == [movies] * 3
+    assert [o.execution for o in report.outcomes] == [False, False, True]
+    assert [[r.right for r in o.query_results] for o in report.outcomes] == [
+        [False, True],
+        [False, False],
+        [True, False],
+    ]
+    assert [r.rows for r in report.outcomes[0].query_results] == [len(keanu), 1]
+    digests = [[r.digest for r in o.query_results] for o in report.outcomes]
+    assert digests[0] == digests[1] == digests[2] and digests[0][0] != digests[0][1]
+    table = report.execution_accuracy("no-l2")
+    assert table["all"]["accuracy"] == 1 / 3 and table[ANY_QUERY]["accuracy"] == 2 / 3
+    written = (write_report(report, tmp_path / "report")["json"].parent / "questions.jsonl").read_text()
+    first = json.loads(written.splitlines()[0])["queries"]
+    assert [(q["score"], q["right"]) for q in first] == [(0.0, False), (-1.0, True)]
 
 
 def test_execution_accuracy_compares_the_whole_result_past_the_answers_node_budget(asker, store, tmp_path):

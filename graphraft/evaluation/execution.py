@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import hashlib
+from dataclasses import dataclass, replace
 from typing import Any
 
 from graphraft.errors import GraphRAFTError
@@ -12,7 +13,7 @@ from graphraft.synthesis.reproduce import cypher_ordered, picked_among, tie_pool
 from graphraft.synthesis.results import named_by, result_key, same_result, some_rows_of
 from graphraft.synthesis.synthesizer import gold_order
 
-__all__ = ["answer_rows", "picked_among_ties", "same_result", "some_rows_of"]
+__all__ = ["QueryResult", "answer_rows", "each_query", "picked_among_ties", "picked_by", "same_result", "some_rows_of"]
 
 
 def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
@@ -46,9 +47,14 @@ def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout
     other tied rows than this one does (Neo4j's gold against FalkorDB). The same rule the
     ceiling's search keeps (``reproduce.tie_pool``, ``picked_among``); runs the query once more
     without its LIMIT."""
-    order = gold_order(gold_cypher)
     top = next((q for q in answer.queries if q.ran and q.rows), None)
     query = answer.structure_of(top.cypher) if top is not None else None
+    return picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
+
+
+def picked_by(query, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> bool:
+    """``picked_among_ties`` for one query of the language (``query``; anything else: False)."""
+    order = gold_order(gold_cypher)
     gold = result_key(gold_rows)
     if (
         order is None
@@ -83,6 +89,47 @@ def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout
         return False
     pool = (result_key((r[:width] for r in sure), name_of), result_key((r[:width] for r in sure + among), name_of))
     return picked_among(gold, pool, len(gold))
+
+
+def each_query(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> list[QueryResult]:
+    """Each query of the language L1 wrote for ``answer`` that ran, in L1's order: its score,
+    whether its rows are the gold's (as ``graphraft eval`` counts the answer's: exactly, or
+    another pick among rows tied at the gold's LIMIT) and a digest of its result (queries with
+    the same result share it). The query runs again, its whole result (an answer keeps only its
+    best query's rows); one that fails is left out."""
+    gold = result_key(gold_rows)
+    out = []
+    for info in answer.queries:
+        query = answer.structure_of(info.cypher)
+        if not info.ran or info.error or not isinstance(query, Query) or store is None:
+            continue
+        try:
+            rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
+            aliases = query.projection.aliases
+            values = [tuple(row.get(a) for a in aliases) for row in rows]
+            nodes = [i for i, a in enumerate(aliases) if is_node_column(a)]
+            ids = sorted({row[i] for row in values for i in nodes if isinstance(row[i], str)})
+            got = result_key(values, named_by(node_names(store, ids, timeout_ms)))
+        except GraphRAFTError:
+            continue
+        right = got == gold or picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
+        digest = hashlib.sha1(repr(sorted(map(sorted_repr, got))).encode()).hexdigest()[:12]
+        out.append(QueryResult(info.score, right, digest, len(values)))
+    return out
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One of L1's queries against a gold result (``each_query``)."""
+
+    score: float  # L1's log-probability of it
+    right: bool
+    digest: str  # the same for queries whose results are equal
+    rows: int
+
+
+def sorted_repr(row: frozenset) -> str:
+    return repr(sorted(map(repr, row)))
 
 
 def _unlimited(query: Query) -> Query | None:

@@ -24,7 +24,14 @@ from typing import Any
 
 from graphraft.errors import DeadlineExceededError
 from graphraft.evaluation.config import METHODS
-from graphraft.evaluation.execution import answer_rows, picked_among_ties, same_result, some_rows_of
+from graphraft.evaluation.execution import (
+    QueryResult,
+    answer_rows,
+    each_query,
+    picked_among_ties,
+    same_result,
+    some_rows_of,
+)
 from graphraft.evaluation.metrics import METRIC_NAMES, QuestionScores, average, score_question
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.results import result_key
@@ -57,6 +64,9 @@ ANY_ROWS = "all, any rows of an unordered LIMIT"
 #: the execution accuracy's row that counts the gold's exact rows only, not another pick among
 #: rows tied at the gold's LIMIT by the gold's own order (``Outcome.picked``)
 EXACT_ROWS = "all, the gold's exact rows (no other pick among ties)"
+#: the execution accuracy's row for an oracle that takes whichever of L1's queries gives the gold
+#: result (``Outcome.query_results``): what choosing among them could reach
+ANY_QUERY = "all, one of L1's queries gives it (an oracle)"
 
 
 @dataclass
@@ -83,6 +93,8 @@ class Outcome:
     #: right as another pick among rows tied at the gold's LIMIT: the answer's query is ordered
     #: as the gold's and the gold rows are one of its picks (``execution.picked_among_ties``)
     picked: bool = False
+    #: each query of the language L1 wrote that ran, against the gold result (``execution.each_query``)
+    query_results: tuple[QueryResult, ...] = ()
 
 
 @dataclass
@@ -141,6 +153,8 @@ class EvalReport:
             groups[ANY_ROWS] = [bool(o.execution_any) for o in scored]
         if any(o.picked for o in self.outcomes):
             groups[EXACT_ROWS] = [o.execution and not o.picked for o in scored]
+        if any(o.query_results for o in scored):
+            groups[ANY_QUERY] = [o.execution or any(r.right for r in o.query_results) for o in scored]
         return {name: {"accuracy": sum(v) / len(v), "questions": len(v)} for name, v in sorted(groups.items())}
 
     def failed_query_share(self, method: str) -> float:
@@ -251,12 +265,13 @@ def outcome_from_answer(
     chosen = [key(n.model_dump()) for n in answer.answers] if use_selection else retrieved
     ranked = chosen + [k for k in retrieved if k not in set(chosen)]  # L2's picks first, then the rest
     scores = score_question(ranked, chosen, gold)
-    execution, categories, execution_any, picked = None, (), None, False
+    execution, categories, execution_any, picked, each = None, (), None, False, ()
     if item.extra and "rows" in item.extra:
         rows = answer_rows(answer, use_selection, store)
         execution = same_result(rows, item.extra["rows"])
         if not execution and (answer.values or not (use_selection and answer.selected_by == "l2")):
             picked = execution = picked_among_ties(answer, item.extra["rows"], item.extra.get("cypher"), store)
+        each = tuple(each_query(answer, item.extra["rows"], item.extra.get("cypher"), store))
         categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
         execution_any = execution or (
             "any_of" in item.extra and some_rows_of(rows, item.extra["any_of"], len(result_key(item.extra["rows"])))
@@ -283,6 +298,7 @@ def outcome_from_answer(
         categories,
         execution_any,
         picked,
+        each,
     )
 
 
@@ -440,6 +456,7 @@ def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
                         "execution_any": o.execution_any,
                         "picked": o.picked,
                         "categories": list(o.categories),
+                        "queries": [vars(r) for r in o.query_results],
                     }
                     if o.execution is not None
                     else {}
@@ -508,7 +525,8 @@ def markdown(report: EvalReport, plot_name: str) -> str:
     executed = {m: v for m, v in data["execution_accuracy"].items() if v}
     if executed:
         names = sorted(
-            {name for table in executed.values() for name in table}, key=lambda n: (n != "all", n != ANY_ROWS, n)
+            {name for table in executed.values() for name in table},
+            key=lambda n: (n != "all", n != ANY_ROWS, n != ANY_QUERY, n),
         )
         out += [
             "## Execution accuracy (the answer's rows are the gold result's, as sets; a node by its name)",
