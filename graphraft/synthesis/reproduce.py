@@ -223,12 +223,9 @@ def holds(item: Filter, value: Any) -> bool:
     return COMPARE[item.op](value, item.value)
 
 
-def _aggregate(function: str, values: list[Any], count_ids: set | list | None = None, numeric: bool = False) -> Any:
-    """The aggregate of a group: ``count`` counts ``count_ids`` (a set: the distinct targets; a
-    list: every binding), the others the numbers among ``values`` (of text read as numbers
-    where ``numeric``)."""
-    if function == "count":
-        return len(count_ids or ())
+def _aggregate(function: str, values: list[Any], numeric: bool = False) -> Any:
+    """The min, max, avg or sum of a group: of the numbers among ``values`` (of text read as
+    numbers where ``numeric``; count is ``_group_aggregates``' own)."""
     if numeric:
         values = [number_of(v) for v in values]
     values = [v for v in values if is_number(v)]
@@ -304,15 +301,18 @@ def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict)
                 grouped.setdefault(binding[group_variable].get(group_key), []).append(binding)
             memo[group_variable, group_key] = grouped
         groups = memo[group_variable, group_key]
+    if projection.aggregate == "count":  # the targets counted: each binding's, or each once
+        return [
+            (
+                key,
+                len(members) if projection.every else len({m[target].get("id") for m in members}),
+            )
+            for key, members in groups.items()
+        ]
     return [
         (
             key,
-            _aggregate(
-                projection.aggregate,
-                [m[owner].get(projection.key) for m in members] if projection.key else [],
-                [m[target].get("id") for m in members] if projection.every else {m[target].get("id") for m in members},
-                projection.numeric,
-            ),
+            _aggregate(projection.aggregate, [m[owner].get(projection.key) for m in members], projection.numeric),
         )
         for key, members in groups.items()
     ]
