@@ -78,7 +78,7 @@ def main() -> None:
             bindings = reproduce._bindings(keys, rows, {})
             queries = [Query(pattern, (), p) for p, _ in clauses.projections(pattern) if p.aggregate is not None]
             work.append((pattern, bindings, queries))
-        for pattern, bindings, queries in work:
+        for _, bindings, queries in work:
             memo_a: dict = {}
             memo_b: dict = {}
             for query in queries:
