@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 from graphraft.config import load_settings
 from graphraft.graph import open_store
@@ -29,16 +28,7 @@ def before(query: Query, bindings: list[dict[str, dict]], memo: dict) -> list[tu
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
     owner = target if projection.step is None else f"r{projection.step}"
-    if projection.group is None:
-        groups: Any = {None: bindings}
-    else:
-        variable, key = pattern.variable(projection.group), projection.group_key or "id"
-        if (variable, key) not in memo:
-            grouped: dict[Any, list] = {}
-            for binding in bindings:
-                grouped.setdefault(binding[variable].get(key), []).append(binding)
-            memo[variable, key] = grouped
-        groups = memo[variable, key]
+    groups = reproduce.groups_of(query, bindings, memo)  # the same groups before and after
 
     def aggregate(function, values, count_ids, numeric):
         if function == "count":

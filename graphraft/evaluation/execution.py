@@ -113,7 +113,7 @@ def each_query(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: in
         except GraphRAFTError:
             continue
         right = got == gold or picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
-        digest = hashlib.sha1(repr(sorted(map(sorted_repr, got))).encode()).hexdigest()[:12]
+        digest = hashlib.sha1(repr(sorted(map(_row_text, got))).encode()).hexdigest()[:12]
         out.append(QueryResult(info.score, right, digest, len(values)))
     return out
 
@@ -128,7 +128,8 @@ class QueryResult:
     rows: int
 
 
-def sorted_repr(row: frozenset) -> str:
+def _row_text(row: frozenset) -> str:
+    """A row of a result key as text in one order (a digest's input)."""
     return repr(sorted(map(repr, row)))
 
 

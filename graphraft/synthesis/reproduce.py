@@ -286,21 +286,27 @@ def rows_of(
     return [(key,) for key, _ in kept] if projection.hidden else kept
 
 
+def groups_of(query: Query, bindings: list[dict[str, dict]], memo: dict) -> dict[Any, list]:
+    """The bindings by the query's group (its node, or that node's property; no group: one, key
+    None), made once for the bindings ``memo`` is kept with."""
+    pattern, projection = query.pattern, query.projection
+    if projection.group is None:
+        return {None: bindings}
+    variable, key = pattern.variable(projection.group), projection.group_key or "id"
+    if (variable, key) not in memo:
+        grouped: dict[Any, list] = {}
+        for binding in bindings:
+            grouped.setdefault(binding[variable].get(key), []).append(binding)
+        memo[variable, key] = grouped
+    return memo[variable, key]
+
+
 def _group_aggregates(query: Query, bindings: list[dict[str, dict]], memo: dict) -> list[tuple]:
     """(the group's key, its aggregate) for each group of the bindings (one group: key None)."""
     pattern, projection = query.pattern, query.projection
     target = pattern.variable(pattern.target)
     owner = target if projection.step is None else f"r{projection.step}"  # whose property is aggregated
-    if projection.group is None:
-        groups = {None: bindings}
-    else:
-        group_variable, group_key = pattern.variable(projection.group), projection.group_key or "id"
-        if (group_variable, group_key) not in memo:
-            grouped: dict[Any, list] = {}
-            for binding in bindings:
-                grouped.setdefault(binding[group_variable].get(group_key), []).append(binding)
-            memo[group_variable, group_key] = grouped
-        groups = memo[group_variable, group_key]
+    groups = groups_of(query, bindings, memo)
     if projection.aggregate == "count":  # the targets counted: each binding's, or each once
         return [
             (
