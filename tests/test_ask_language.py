@@ -19,8 +19,9 @@ class Choosing(QueryGenerator):
     knows the answer's query, so that what follows L1 is what is tested). It follows the wanted
     text's tokens down the space's tree, so it finds it only if the space holds it."""
 
-    def __init__(self, model, tokenizer, wanted: str, *more: str):
+    def __init__(self, model, tokenizer, wanted: str, *more: str, scores=None):
         self.model, self.tokenizer, self.wanted = model, tokenizer, [wanted, *more]  # L1's order
+        self.scores = scores or [-float(rank) for rank in range(len(self.wanted))]  # L1's log-probabilities
 
     def generate_many(self, questions, candidate_lists, num_beams=5, group=8, check=None):
         out = []
@@ -35,7 +36,7 @@ class Choosing(QueryGenerator):
                     node = next((c for c in node.children if tokens[c.start : c.depth] == c.edge), None)
                 found = space.query_for(tokens) if node is not None else None
                 if found:
-                    written.append(GeneratedQuery(text, -float(rank), rank, found))
+                    written.append(GeneratedQuery(text, self.scores[rank], rank, found))
             out.append(written)
         return out
 
@@ -49,7 +50,7 @@ def asker(store, tiny, graphraft_home):
     model, tokenizer = tiny
     settings = load_settings(home=graphraft_home, embedder="none")
 
-    def make(*wanted: str, **config):
+    def make(*wanted: str, scores=None, reasoner=None, **config):
         engine = GraphRAFT(
             settings,
             store=store,
@@ -60,7 +61,7 @@ def asker(store, tiny, graphraft_home):
             max_hops=1,
             **config,
         )
-        return engine.with_parts(Choosing(model, tokenizer, *wanted))
+        return engine.with_parts(Choosing(model, tokenizer, *wanted, scores=scores), reasoner)
 
     return make
 
@@ -268,6 +269,42 @@ def test_eval_says_whether_one_of_l1s_queries_gives_the_gold_result(asker, tmp_p
     written = (write_report(report, tmp_path / "report")["json"].parent / "questions.jsonl").read_text()
     first = json.loads(written.splitlines()[0])["queries"]
     assert [(q["score"], q["right"]) for q in first] == [(0.0, False), (-1.0, True)]
+
+
+@pytest.mark.parametrize("chosen", [0, 1])
+def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, chosen):
+    """With L2, the answer is the result of the query L2 chooses among those L1 wrote (each
+    query's rows scored as L2's reply, plus L1's log-probability of it), not the first one's:
+    its values, its nodes and the query it came from; eval's graphraft method counts that
+    choice and no-l2 the first query's, from the one answer."""
+    from graphraft.evaluation.runner import evaluate
+    from graphraft.graph.loaders.questions import read_question_file
+    from graphraft.inference.selection import AnswerSelector
+
+    acted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie)'
+    movies, count = f"{acted} RETURN DISTINCT n1.id AS id", f"{acted} RETURN count(DISTINCT n1) AS count"
+    keanu = sorted(m for p, m in ACTED_IN if p == "p:keanu")
+    # L1's log-probabilities far apart: the chosen query is L1's likelier one, whatever the tiny L2 says
+    scores = [0.0, -200.0] if chosen == 0 else [-200.0, 0.0]
+    engine = asker(movies, count, scores=scores, reasoner=AnswerSelector(*tiny))
+    question = "how many movies did [Keanu Reeves] act in"
+    answer = engine.ask(question)
+    assert [q.cypher for q in answer.queries] == [movies, count] and answer.selected_by == "l2"
+    assert f"Pattern 2: {count}" in answer.evidence and "count: 3" in answer.evidence
+    if chosen == 1:
+        assert answer.values_from == count and answer.values == [{"count": len(keanu)}] and answer.answers == []
+        assert answer_rows(answer, use_selection=True) == [[len(keanu)]]
+    else:
+        assert answer.values_from == movies and answer.values == []
+        assert sorted(a.id for a in answer.answers) == keanu
+        assert sorted(answer_rows(answer, use_selection=True)) == sorted([MOVIES[m]["title"]] for m in keanu)
+    # without L2: the first query's result, whatever L2 chose
+    assert sorted(answer_rows(answer, use_selection=False)) == sorted([MOVIES[m]["title"]] for m in keanu)
+    path = tmp_path / "questions.jsonl"
+    path.write_text(json.dumps({"question": question, "rows": [[len(keanu)]]}) + "\n")
+    report = evaluate(list(read_question_file(path)), engine, ["graphraft", "no-l2"])
+    by_method = {o.method: o.execution for o in report.outcomes}
+    assert by_method == {"graphraft": chosen == 1, "no-l2": False}
 
 
 def test_execution_accuracy_compares_the_whole_result_past_the_answers_node_budget(asker, store, tmp_path):

@@ -124,3 +124,62 @@ def test_one_pass_scores_equal_the_padded_batch_reference(graphraft_home):
         "which genres is [The Iron Lantern] in", EVIDENCE, sets
     )
     assert [s.score for s in again] == pytest.approx([s.score for s in reference], abs=1e-4)
+
+
+VALUES_EVIDENCE = """Pattern 1: MATCH (n0:Book) RETURN count(DISTINCT n0) AS count
+- count: 3
+Pattern 2: MATCH (n0:Book) RETURN DISTINCT n0.title AS title, n0.pages AS pages ORDER BY pages DESC LIMIT 2
+- title: The Iron Lantern; pages: 412
+- title: Salt Roads; pages: 388"""
+
+
+def test_l2_chooses_a_query_by_its_rows_of_values_with_l1s_prior(selector):
+    """Among queries of the language, L2 scores each query's result as its reply (rows of
+    values as the evidence writes them), adds L1's log-probability and picks the best; equal
+    replies count once with the better prior; one reply needs no model; none, no choice."""
+    question = "what are the two longest books"
+    replies = ["count: 3", "title: The Iron Lantern; pages: 412\ntitle: Salt Roads; pages: 388", None]
+    means = selector._means(question, VALUES_EVIDENCE, replies[:2])
+    best = max(range(2), key=lambda i: means[i])
+    assert selector.choose(question, VALUES_EVIDENCE, replies) == best
+    # L1's prior decides where it outweighs L2's difference
+    assert selector.choose(question, VALUES_EVIDENCE, replies, priors=[0.0, -100.0, 0.0]) == 0
+    assert selector.choose(question, VALUES_EVIDENCE, replies, priors=[-100.0, 0.0, 0.0]) == 1
+    # the count's reply again, from a later query with a better prior: that query is the one
+    twice = [replies[0], replies[1], replies[0]]
+    assert selector.choose(question, VALUES_EVIDENCE, twice, priors=[-100.0, -50.0, 0.0]) == 2
+    assert selector.choose(question, VALUES_EVIDENCE, [None, "count: 3", None]) == 1
+    assert selector.choose(question, VALUES_EVIDENCE, [None, None]) is None
+
+
+def test_a_querys_reply_is_its_rows_of_values_or_its_nodes_names():
+    from graphraft.inference.prompts import VALUE_ROWS
+    from graphraft.inference.retrieval import QueryRun, Retrieval, textualise
+    from graphraft.inference.selection import run_reply
+
+    books = [{"id": f"b{i}", "pages": 100 + i} for i in range(VALUE_ROWS + 3)]
+    retrieval = Retrieval(
+        runs=[
+            QueryRun("MATCH (n0:Book) RETURN count(DISTINCT n0) AS count", -1.0, rows=[{"count": len(books)}]),
+            QueryRun("MATCH (n0:Book) RETURN DISTINCT n0.id AS id, n0.pages AS pages", -2.0, rows=books),
+            QueryRun("MATCH (n0:Book) RETURN DISTINCT n0.id AS id", -3.0, node_ids=["b1", "b0"], rows=books[:2]),
+            QueryRun("MATCH (n0:Book) WHERE n0.pages > 999 RETURN DISTINCT n0.id AS id", -4.0),
+        ],
+        nodes={"b0": {"id": "b0", "name": "Book 0", "labels": ["Book"], "properties": {}}},
+    )
+    retrieval.nodes["b1"] = {"id": "b1", "name": "Book 1", "labels": ["Book"], "properties": {}}
+    retrieval.runs[2].rows = [{"id": "b1"}, {"id": "b0"}]
+    evidence = textualise(retrieval, {}, {})
+    # each query of the language shows its Cypher, at most VALUE_ROWS rows and how many it returned
+    assert evidence.splitlines()[0] == "Pattern 1: " + retrieval.runs[0].cypher
+    assert f"- … {len(books)} rows in all" in evidence and f"id: b{VALUE_ROWS};" not in evidence
+    assert sum(line.startswith("- id: ") for line in evidence.splitlines()) == VALUE_ROWS
+    replies = [run_reply(run, retrieval, evidence) for run in retrieval.runs]
+    assert replies[0] == f"count: {len(books)}"
+    # a node column by its node's name where the retrieval named it, else as it is
+    assert replies[1].splitlines() == [
+        f"id: {retrieval.nodes[b['id']]['name'] if b['id'] in retrieval.nodes else b['id']}; pages: {b['pages']}"
+        for b in books[:VALUE_ROWS]
+    ]
+    # nodes alone: their names, in the order the evidence lists them
+    assert replies[2] == "Book 1\nBook 0" and replies[3] is None

@@ -637,3 +637,68 @@ def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo
         demo_store.close()
         facts.clear()
         facts.close()
+
+
+def test_l2s_evidence_for_a_question_of_the_language_holds_l1s_queries_and_the_pairs(store, graphraft_home):
+    """A pair of the language: the evidence shows the pair's query and the others L1 writes
+    (each by its Cypher, with its rows), in a shuffled order; the target is the pair's result as
+    L2 writes it. A question whose queries all give the pair's result teaches no choice: left out."""
+    from facts_graph import ACTED_IN, MOVIES, load
+
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.models import load_tokenizer
+    from graphraft.synthesis.language import Filter, Projection, Query, render_query
+    from graphraft.synthesis.rows import AnchorRow
+    from graphraft.training.examples import l2_language_rows
+
+    load(store)
+    keanu = AnchorRef("p:keanu", ("Person",))
+    path = Pattern(keanu, (Step("ACTED_IN", True, ("Movie",)),), 1)
+    count = Query(path, projection=Projection(aggregate="count"))
+    movies = Query(path)
+    recent = Query(path, (Filter(1, "released", ">", 2000),))
+    anchor = AnchorRow(
+        mention="Keanu Reeves", id="p:keanu", name="Keanu Reeves", labels=["Person"], method="exact", score=1.0
+    )
+
+    def pair(qid, query):
+        fields = dict(question="how many movies did Keanu Reeves act in", anchors=[anchor], query=query.to_dict())
+        return synthesis_row(qid, cypher=render_query(query), pattern=path.to_dict(), **fields)
+
+    rows = [pair("count", count), pair("same", movies)]
+    written = {"count": [movies, count, recent], "same": [movies, Query(path, limit=99)]}  # L1's, best first
+
+    def l1_queries(asked):
+        return [[GeneratedQuery(render_query(q), -i, i, q) for i, q in enumerate(written[r.qid])] for r in asked]
+
+    cfg = TrainConfig(task="l2", data=["unused"], output_dir="unused", l2_queries=3, evidence_tokens=600)
+    tokenizer = load_tokenizer("tiny-random", graphraft_home)
+    made = l2_language_rows(store, rows, cfg, tokenizer, l1_queries)
+    # "same": the pair's query and L1's other one return the same movies: nothing to choose
+    assert [m["qid"] for m in made] == ["count"]
+    evidence = made[0]["evidence"]
+    headers = [line.removeprefix("Pattern ")[3:] for line in evidence.splitlines() if line.startswith("Pattern ")]
+    assert sorted(headers) == sorted(map(render_query, (count, movies, recent)))
+    keanus = [m for p, m in ACTED_IN if p == "p:keanu"]
+    assert made[0]["target"] == f"count: {len(keanus)}" and f"- count: {len(keanus)}" in evidence
+    recent_titles = [MOVIES[m]["title"] for m in keanus if MOVIES[m]["released"] > 2000]
+    assert all(f"- {title} (Movie)" in evidence for title in recent_titles)
+
+
+def test_l2_on_questions_of_the_language_without_an_l1_adapter_is_a_clear_error(tmp_path, demo_rows, settings):
+    """L2's evidence for a pair of the language shows L1's queries: without an L1 adapter the
+    trainer says so before any example is made."""
+    from graphraft.synthesis.language import Projection, Query, render_query
+
+    path = Pattern(AnchorRef("p:keanu", ("Person",)), (Step("ACTED_IN", True, ("Movie",)),), 1)
+    query = Query(path, projection=Projection(aggregate="count"))
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(
+        "\n".join(
+            synthesis_row(f"q{i}", cypher=render_query(query), pattern=path.to_dict(), query=query.to_dict()).to_json()
+            for i in range(20)
+        )
+        + "\n"
+    )
+    with pytest.raises(ConfigurationError, match="L2 on questions of the language needs l1_adapter"):
+        train(config(tmp_path, data, task="l2"), settings)

@@ -17,12 +17,14 @@ __all__ = ["QueryResult", "answer_rows", "each_query", "picked_among_ties", "pic
 
 
 def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
-    """What an answer says, as rows with nodes by name: the value rows of its best query when it
-    returned values; else L2's chosen nodes (``use_selection``), or the nodes of the first query
-    that returned any — all of them: those past the answer's node budget, which it does not
-    name, are named from ``store``."""
-    if answer.values:
-        return [list(row.values()) for row in answer.named_values()]
+    """What an answer says, as rows with nodes by name: the value rows of L2's chosen query
+    (``use_selection``) or of the first query that returned anything, where they are values;
+    else L2's chosen nodes (``use_selection``), or the nodes of the first query that returned
+    any — all of them: those past the answer's node budget, which it does not name, are named
+    from ``store``."""
+    values = answer.named_values(query_order=not use_selection)
+    if values:
+        return [list(row.values()) for row in values]
     names = {node.id: node.name for node in [*answer.retrieved, *answer.answers]}
     if use_selection and answer.selected_by == "l2":
         return [[node.name] for node in answer.answers]
@@ -40,15 +42,19 @@ def node_names(store, ids, timeout_ms: int | None = None) -> dict[str, str]:
     return {row["id"]: row["name"] if row["name"] is not None else row["id"] for row in rows}
 
 
-def picked_among_ties(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> bool:
+def picked_among_ties(
+    answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None, use_selection: bool = False
+) -> bool:
     """Whether the gold rows are another pick of the query the answer's rows came from: a query
     ordered as the gold query is (``synthesizer.gold_order``: its key or aggregate and direction)
     with the gold's LIMIT, which cuts through rows tied on that order — the gold's database picked
     other tied rows than this one does (Neo4j's gold against FalkorDB). The same rule the
     ceiling's search keeps (``reproduce.tie_pool``, ``picked_among``); runs the query once more
-    without its LIMIT."""
-    top = next((q for q in answer.queries if q.ran and q.rows), None)
-    query = answer.structure_of(top.cypher) if top is not None else None
+    without its LIMIT. ``use_selection``: the query L2 chose, where it chose one."""
+    top = next((q.cypher for q in answer.queries if q.ran and q.rows), None)
+    if use_selection and answer.selected_by == "l2" and answer.values_from is not None:
+        top = answer.values_from
+    query = answer.structure_of(top) if top is not None else None
     return picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
 
 

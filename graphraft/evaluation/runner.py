@@ -269,8 +269,10 @@ def outcome_from_answer(
     if item.extra and "rows" in item.extra:
         rows = answer_rows(answer, use_selection, store)
         execution = same_result(rows, item.extra["rows"])
-        if not execution and (answer.values or not (use_selection and answer.selected_by == "l2")):
-            picked = execution = picked_among_ties(answer, item.extra["rows"], item.extra.get("cypher"), store)
+        if not execution:
+            picked = execution = picked_among_ties(
+                answer, item.extra["rows"], item.extra.get("cypher"), store, use_selection=use_selection
+            )
         each = tuple(each_query(answer, item.extra["rows"], item.extra.get("cypher"), store))
         categories = tuple(c for c in (item.qtype, item.extra.get("category")) if c)
         execution_any = execution or (

@@ -22,8 +22,8 @@ from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
 from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
-from graphraft.inference.retrieval import execute, patterns_shown, textualise
-from graphraft.inference.selection import AnswerSelector
+from graphraft.inference.retrieval import execute, patterns_shown, returns_values, textualise
+from graphraft.inference.selection import AnswerSelector, run_reply
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.language import is_node_column
@@ -60,8 +60,12 @@ class Answer(BaseModel):
     question: str
     answers: list[AnswerNode] = Field(default_factory=list)  # L2's choice, else every retrieved node
     retrieved: list[AnswerNode] = Field(default_factory=list)  # every retrieved node, in query-score order
-    #: the rows of the best query that returns values (properties, counts, aggregates), by column
+    #: the rows of values (properties, counts, aggregates), by column, of the query the answer
+    #: comes from: L2's choice, else the first query that returned anything (empty where that
+    #: query returned nodes only)
     values: list[dict[str, Any]] = Field(default_factory=list)
+    #: the query the answer comes from (``values``; its nodes are ``answers`` where L2 chose it)
+    values_from: str | None = None
     #: the names of the nodes in ``values`` (their node columns, ``id`` and ``id_I``, hold ids)
     names: dict[str, str] = Field(default_factory=dict)
     queries: list[QueryInfo] = Field(default_factory=list)
@@ -76,17 +80,21 @@ class Answer(BaseModel):
     #: each query's structure (a Pattern, or a Query of the language) by its text: what a
     #: label made from this answer is written from (self-training); not serialised
     _structures: dict[str, Any] = PrivateAttr(default_factory=dict)
+    #: ``values`` as the first query that returned anything gives them, whatever L2 chose: the
+    #: evaluation's answer without L2; not serialised
+    _query_order_values: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 
     def structure_of(self, cypher: str):
         """The Pattern or Query that ``cypher`` renders (None for a text no candidate holds)."""
         return self._structures.get(cypher)
 
-    def named_values(self) -> list[dict[str, Any]]:
-        """``values`` with the nodes of their node columns (``id``, ``id_I``) by name."""
+    def named_values(self, query_order: bool = False) -> list[dict[str, Any]]:
+        """``values`` with the nodes of their node columns (``id``, ``id_I``) by name;
+        ``query_order``: those of the first query that returned anything, whatever L2 chose."""
         named = {node.id: node.name for node in [*self.retrieved, *self.answers]} | self.names
         return [
             {c: named.get(v, v) if is_node_column(c) and isinstance(v, str) else v for c, v in row.items()}
-            for row in self.values
+            for row in (self._query_order_values if query_order else self.values)
         ]
 
 
@@ -323,6 +331,9 @@ class GraphRAFT:
     def _answer(self, answer: Answer, patterns, anchors: list, generated, deadline: Deadline) -> None:
         """Run L1's queries, write the evidence, and let L2 choose the answers."""
         clock = time.perf_counter()
+        # paths show their pattern in L2's evidence; queries of the language, their Cypher (what
+        # they return, filter and order is all there is to choose them by)
+        described = patterns if isinstance(patterns, dict) else {}
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         ran = self.config.run_queries or len(generated)
@@ -330,17 +341,13 @@ class GraphRAFT:
         retrieval = execute(
             self.store, run, self.node_budget, self.settings.query_timeout_ms, deadline, patterns=patterns
         )
-        answer.values = _top_values(retrieval.runs)
-        answer.names = {
-            value: retrieval.nodes[value]["name"]
-            for row in answer.values
-            for column, value in row.items()
-            if is_node_column(column) and isinstance(value, str) and value in retrieval.nodes
-        }
+        top = next((run for run in retrieval.runs if run.rows or run.node_ids), None)
+        self._take_values(answer, top, retrieval)
+        answer._query_order_values = answer.values
         anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,
-            patterns,
+            described,
             anchor_names,
             self.evidence_tokens,
             lambda text: len(self.tokenizer(text, add_special_tokens=False)["input_ids"]),
@@ -362,18 +369,46 @@ class GraphRAFT:
         ] + [QueryInfo(cypher=g.cypher, score=round(g.score, 4), results=0, seconds=0.0, ran=False) for g in unrun]
         order = [node_id for node_id in retrieval.order if node_id in retrieval.nodes]
         answer.retrieved = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
-        if self.reasoner is not None and order:
+        shown = retrieval.runs[: patterns_shown(answer.evidence)]
+        if self.reasoner is not None and any(run.rows for run in shown):
+            # queries of the language: L2 chooses one query by its result (rows of values or nodes)
+            clock = time.perf_counter()
+            deadline.check("choosing the answers (L2)")
+            replies = [run_reply(run, retrieval, answer.evidence) for run in shown]
+            pick = self.reasoner.choose(answer.question, answer.evidence, replies, [run.score for run in shown])
+            answer.timings["reason"] = round(time.perf_counter() - clock, 4)
+            if pick is not None:
+                chosen = shown[pick]
+                self._take_values(answer, chosen, retrieval)
+                answer.selected_by = "l2"
+                order = [i for i in dict.fromkeys(chosen.node_ids) if i in retrieval.nodes]
+        elif self.reasoner is not None and order:
             clock = time.perf_counter()
             deadline.check("choosing the answers (L2)")
             # L2 chooses among the answer sets of the queries its evidence shows
-            shown = retrieval.runs[: patterns_shown(answer.evidence)]
             sets = [[retrieval.nodes[i] for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes] for run in shown]
             selected = self.reasoner.select(answer.question, answer.evidence, sets, [run.score for run in shown])
             answer.timings["reason"] = round(time.perf_counter() - clock, 4)
             answer.selected_by = "l2" if selected else "query order (no query in the evidence returned a node)"
+            answer.values_from = next(
+                (run.cypher for run in shown if set(run.node_ids) == set(selected)), answer.values_from
+            )
             order = selected or order
         answer.answers = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         answer.timings["total"] = round(sum(answer.timings.values()), 4)
+
+    @staticmethod
+    def _take_values(answer: Answer, run, retrieval) -> None:
+        """The answer's values from ``run`` (the first query that returned anything, or L2's
+        choice): its rows when they hold values, with their nodes' names."""
+        answer.values = run.rows if run is not None and returns_values(run) else []
+        answer.values_from = run.cypher if run is not None else None
+        answer.names = {
+            value: retrieval.nodes[value]["name"]
+            for row in answer.values
+            for column, value in row.items()
+            if is_node_column(column) and isinstance(value, str) and value in retrieval.nodes
+        }
 
     @staticmethod
     def _node(retrieval, node_id: str, rank: int) -> AnswerNode:
@@ -387,12 +422,3 @@ class GraphRAFT:
 def _searchable(candidates):
     """What L1 searches for a question: its query space, or its listed candidates' texts."""
     return candidates if isinstance(candidates, QuerySpace) else list(candidates)
-
-
-def _top_values(runs) -> list[dict[str, Any]]:
-    """The rows of the best query that returned anything, when they hold values beside (or
-    instead of) node ids; none when that query returned nodes only."""
-    top = next((run for run in runs if run.rows or run.node_ids), None)
-    if top is None or not top.rows or all(column == "id" for column in top.rows[0]):
-        return []
-    return top.rows

@@ -9,6 +9,7 @@ L2_PROMPT_VERSION = 1
 
 L1_SYSTEM = "Write the Cypher query that retrieves the answer to the question from the knowledge graph."
 DETAIL_CHARS = 240  # characters of node details per line of L2's evidence, by default
+VALUE_ROWS = 5  # rows of values a query shows in L2's evidence, and L2 writes, by default
 L2_SYSTEM = (
     "Answer the question from the knowledge graph evidence below. Reply with the names of the "
     "answers, one per line, best first."
@@ -41,6 +42,13 @@ def l2_answer_text(names: list[str], evidence: str) -> str:
         return found if found >= 0 else len(evidence)
 
     return "\n".join(sorted(names, key=position))
+
+
+def l2_values_text(rows: list[str]) -> str:
+    """L2's reply for a query's rows of values (each as the evidence writes it,
+    ``retrieval.value_row_text``): its first ``VALUE_ROWS`` rows, one per line, in the query's
+    order (the order is part of an ordered result)."""
+    return "\n".join(rows[:VALUE_ROWS])
 
 
 def prompt_ids(tokenizer, messages: list[dict[str, str]]) -> list[int]:

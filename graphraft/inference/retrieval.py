@@ -16,7 +16,7 @@ from graphraft.errors import DatabaseUnavailableError, DeadlineExceededError, Gr
 from graphraft.graph.records import NAME_KEY_PROPERTY, NAME_TEXT_PROPERTY
 from graphraft.graph.store import GraphStore
 from graphraft.inference.generation import GeneratedQuery
-from graphraft.inference.prompts import DETAIL_CHARS
+from graphraft.inference.prompts import DETAIL_CHARS, VALUE_ROWS
 from graphraft.synthesis.language import Query, is_node_column, render_query
 from graphraft.synthesis.patterns import Pattern, executable
 
@@ -148,6 +148,22 @@ def describe_pattern(pattern: Pattern, anchor_names: dict[str, str]) -> str:
     return text
 
 
+def returns_values(run: QueryRun) -> bool:
+    """Whether a run's rows hold values (properties, counts, aggregates) beside or instead of
+    the node ids a path returns."""
+    return bool(run.rows) and any(column != "id" for column in run.rows[0])
+
+
+def value_row_text(row: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> str:
+    """One row of values as the evidence shows it and L2 writes it: ``column: value; …``, a
+    node column's node by name."""
+    cells = []
+    for column, value in row.items():
+        node = nodes.get(value) if is_node_column(column) and isinstance(value, str) else None
+        cells.append(f"{column}: {node['name'] if node else value}")
+    return "; ".join(cells)
+
+
 def patterns_shown(evidence: str) -> int:
     """How many patterns `textualise` fitted in the budget (the first runs, in order)."""
     return sum(line.startswith("Pattern ") for line in evidence.splitlines())
@@ -161,8 +177,11 @@ def textualise(
     count_tokens: Callable[[str], int] | None = None,
     detail_chars: int = DETAIL_CHARS,
     max_patterns: int | None = None,
+    value_rows: int = VALUE_ROWS,
 ) -> str:
-    """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent.
+    """Pattern lines, then ``- name (Label): details``, cut when the token budget is spent; a
+    query of the language that returns values shows its first ``value_rows`` rows (``- column:
+    value; …``) and how many it returned in all, so that every query's result has room.
 
     ``detail_chars`` 0 leaves the details out; ``max_patterns`` keeps the first runs only."""
     count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
@@ -173,13 +192,10 @@ def textualise(
         pattern = patterns.get(run.cypher)
         header = f"Pattern {number}: " + (describe_pattern(pattern, anchor_names) if pattern else run.cypher)
         block = [header]
-        if run.rows and any(column != "id" for column in run.rows[0]):  # values: the rows themselves
-            for row in run.rows:
-                cells = []
-                for column, value in row.items():
-                    node = retrieval.nodes.get(value) if is_node_column(column) and isinstance(value, str) else None
-                    cells.append(f"{column}: {node['name'] if node else value}")
-                block.append("- " + "; ".join(cells))
+        if returns_values(run):  # values: the rows themselves
+            block += ["- " + value_row_text(row, retrieval.nodes) for row in run.rows[:value_rows]]
+            if len(run.rows) > value_rows:
+                block.append(f"- … {len(run.rows)} rows in all")
             run_nodes: list[str] = []
         else:
             run_nodes = run.node_ids

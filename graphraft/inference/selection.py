@@ -5,7 +5,11 @@ When answering, its reply is constrained to the answer sets the queries actually
 each query's result names are scored as L2's completion (mean token log-probability) plus
 L1's log-probability of the query, and the most likely set is the answer. So L2 can only
 name retrieved nodes, never a node the graph did not return, and it decides, with L1, which
-of L1's queries holds the answers."""
+of L1's queries holds the answers.
+
+For queries of the language, whose results are rows of values (a count, a property, an
+aggregate) as well as nodes, L2 chooses a query by its result (`choose`): each query's reply
+is its rows as the evidence writes them (or its nodes' names), scored the same way."""
 
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import torch
 from graphraft.inference.adapters import adapter_active
 from graphraft.inference.decoding.tree_attention import Branch, PromptCache, TreeCache
 from graphraft.inference.decoding.trie import candidate_sequences
-from graphraft.inference.prompts import l2_answer_text, l2_messages, prompt_ids
+from graphraft.inference.prompts import l2_answer_text, l2_messages, l2_values_text, prompt_ids
+from graphraft.inference.retrieval import QueryRun, Retrieval, returns_values, value_row_text
 from graphraft.models import pad_token_id
 
 
@@ -64,16 +69,38 @@ class AnswerSelector:
         sets, priors = [s for s, _ in distinct.values()], [p for _, p in distinct.values()]
         if len(sets) == 1:  # nothing to choose between: no need to run the model
             return [ScoredSet(tuple(n["id"] for n in sets[0]), priors[0])]
-        prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
-        replies = candidate_sequences(
-            self.tokenizer, [l2_answer_text([str(n["name"]) for n in s], evidence) for s in sets]
-        )
-        with adapter_active(self.model, self.adapter):
-            means = self._tree(prompt, replies) if self.method == "tree" else self._batch(prompt, replies)
+        means = self._means(question, evidence, [l2_answer_text([str(n["name"]) for n in s], evidence) for s in sets])
         scored = [
             ScoredSet(tuple(n["id"] for n in nodes), mean + prior) for nodes, mean, prior in zip(sets, means, priors)
         ]
         return sorted(scored, key=lambda s: -s.score)
+
+    @torch.no_grad()
+    def choose(
+        self, question: str, evidence: str, replies: Sequence[str | None], priors: Sequence[float] | None = None
+    ) -> int | None:
+        """The index of the most likely reply (``run_reply``: one per query the evidence shows;
+        None for a query that returned nothing), its mean log-probability as L2's reply plus its
+        prior (L1's log-probability of the query); equal replies are one, with the best prior.
+        None when no query returned anything."""
+        priors = list(priors) if priors is not None else [0.0] * len(replies)
+        best: dict[str, int] = {}
+        for index, reply in enumerate(replies):
+            if reply and (reply not in best or priors[index] > priors[best[reply]]):
+                best[reply] = index
+        if len(best) <= 1:  # nothing to choose between: no need to run the model
+            return next(iter(best.values()), None)
+        texts = list(best)
+        means = self._means(question, evidence, texts)
+        totals = [mean + priors[best[text]] for text, mean in zip(texts, means)]
+        return best[texts[max(range(len(texts)), key=totals.__getitem__)]]
+
+    def _means(self, question: str, evidence: str, texts: list[str]) -> list[float]:
+        """Each text's mean token log-probability as L2's reply to the question and evidence."""
+        prompt = prompt_ids(self.tokenizer, l2_messages(question, evidence))
+        replies = candidate_sequences(self.tokenizer, texts)
+        with adapter_active(self.model, self.adapter):
+            return self._tree(prompt, replies) if self.method == "tree" else self._batch(prompt, replies)
 
     def _tree(self, prompt: list[int], replies: list[tuple[int, ...]]) -> list[float]:
         tree = TreeCache(self.model, prompt, self.prompts)
@@ -113,3 +140,13 @@ class AnswerSelector:
         """Ids of the most likely answer set (empty when no set has a node)."""
         scored = self.score(question, evidence, sets, priors)
         return list(scored[0].node_ids) if scored else []
+
+
+def run_reply(run: QueryRun, retrieval: Retrieval, evidence: str) -> str | None:
+    """L2's reply for one query's result: its rows of values (``l2_values_text``) or its nodes'
+    names (``l2_answer_text``); None when it returned nothing. Training writes it for the right
+    query; answering scores it for each."""
+    if returns_values(run):
+        return l2_values_text([value_row_text(row, retrieval.nodes) for row in run.rows])
+    names = [str(retrieval.nodes[i]["name"]) for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]
+    return l2_answer_text(names, evidence) if names else None

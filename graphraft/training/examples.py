@@ -137,6 +137,94 @@ def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[di
     return out
 
 
+def question_space(store, row, max_hops: int):
+    """What L1 searches for a row's question: the texts of the paths around its anchors; for a
+    row of the language (a ``query``), a function of the tokenizer giving its query space, built
+    as ``ask --language full`` builds it."""
+    from graphraft.synthesis.enumeration import PatternEnumerator
+
+    around = PatternEnumerator(store).all_patterns(row.refs, max_hops).candidates if row.refs else {}
+    if row.query is None:
+        return list(around)
+    from graphraft.inference.decoding.query_space import QuerySpace
+    from graphraft.synthesis.clauses import ClauseSpace
+    from graphraft.synthesis.literals import question_literals
+    from graphraft.synthesis.patterns import language_paths
+
+    schema = store.schema()
+    paths = language_paths(around.values(), row.refs, schema)
+    clauses = ClauseSpace(schema, question_literals(row.question), row.question)
+    return lambda tokenizer: QuerySpace(tokenizer, paths, clauses)
+
+
+def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) -> list[dict[str, Any]]:
+    """L2's examples for questions of the language (rows with a ``query``): the evidence shows
+    the results of ``config.l2_queries`` queries — the pair's own and those L1 writes for the
+    question (``l1_queries``: its most likely ones, the pair's own left out), in a shuffled
+    order — and the target is the pair's query's result as L2 writes it (``selection.run_reply``:
+    its rows of values, or its nodes' names). L2 learns to tell, from the question, which
+    result answers it; at ask time it chooses among L1's queries so (``AnswerSelector.choose``).
+    A question whose queries' results are all the pair's is left out: nothing to choose."""
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.retrieval import execute, textualise
+    from graphraft.inference.selection import run_reply
+    from graphraft.synthesis.language import Query
+
+    # each query shows its Cypher as `ask` shows a query of the language's (no path's pattern)
+    rng = random.Random(config.seed)
+    unique = list({row.qid: row for row in rows}.values())
+    written = dict(zip((row.qid for row in unique), l1_queries(unique)))
+    out = []
+    for row in rows:
+        gold = GeneratedQuery(row.cypher, 0.0, 0, Query.from_dict(row.query))
+        others = [q for q in written[row.qid] if q.cypher != row.cypher and q.query is not None]
+        chosen = [gold, *others[: config.l2_queries - 1]]
+        rng.shuffle(chosen)
+        retrieval = execute(store, chosen)
+        run = next(r for r in retrieval.runs if r.cypher == row.cypher)
+        evidence = textualise(
+            retrieval,
+            {},
+            {a.id: a.name for a in row.anchors},
+            config.evidence_tokens,
+            lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
+            detail_chars=config.evidence_details,
+        )
+        target = run_reply(run, retrieval, evidence)
+        replies = {run_reply(r, retrieval, evidence) for r in retrieval.runs} - {None}
+        if target is None or len(replies) < 2:
+            continue
+        out.append({"qid": row.qid, "question": row.question, "evidence": evidence, "target": target})
+    return out
+
+
+class L1Queries:
+    """``rows -> L1's most likely queries for each row's question`` (``config.l2_queries`` of
+    them, searched in its question space as ``ask`` searches), with an L1 adapter loaded on
+    first use."""
+
+    def __init__(self, config: TrainConfig, home: Path, store):
+        from graphraft.inference.adapters import check_metadata
+
+        check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
+        self.config, self.home, self.store = config, home, store
+        self.loaded = None
+
+    def __call__(self, rows) -> list[list]:
+        from graphraft.inference.adapters import l1_schema_hint, load_adapter
+        from graphraft.inference.generation import ConstrainedGenerator
+
+        if self.loaded is None:
+            base, tokenizer = load_base(self.config, self.home)
+            model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
+            self.loaded = model, tokenizer, l1_schema_hint(self.config.l1_adapter, self.store)
+        model, tokenizer, hint = self.loaded
+        spaces = [question_space(self.store, row, self.config.max_hops) for row in rows]
+        spaces = [space(tokenizer) if callable(space) else space for space in spaces]
+        generator = ConstrainedGenerator(model, tokenizer, hint)
+        return generator.generate_many([row.question for row in rows], spaces, self.config.l2_queries)
+
+
 class L1TopQueries:
     """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
     adapter (loaded on first use, with the schema hint it was trained with)."""

@@ -18,16 +18,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from graphraft.errors import InputFileError
+from graphraft.errors import ConfigurationError, InputFileError
 from graphraft.inference.adapters import write_metadata
 from graphraft.inference.prompts import l2_messages, schema_hint
 from graphraft.training.base_model import load_base
 from graphraft.training.config import TrainConfig
 from graphraft.training.examples import (
+    L1Queries,
     L1TopQueries,
     l1_examples,
+    l2_language_rows,
     l2_rows,
     mixed_sample,
+    question_space,
     read_sources,
     stable_sample,
     tokenize_example,
@@ -65,20 +68,7 @@ class ExactMatch:
     def _space(self, store, row):
         """The candidates' texts of a path row; for a row of the language, a function of the
         tokenizer giving its query space (the tokenizer comes with the model)."""
-        from graphraft.synthesis.enumeration import PatternEnumerator
-
-        around = PatternEnumerator(store).all_patterns(row.refs, self.max_hops).candidates if row.refs else {}
-        if row.query is None:
-            return list(around)
-        from graphraft.inference.decoding.query_space import QuerySpace
-        from graphraft.synthesis.clauses import ClauseSpace
-        from graphraft.synthesis.literals import question_literals
-        from graphraft.synthesis.patterns import language_paths
-
-        schema = store.schema()
-        paths = language_paths(around.values(), row.refs, schema)
-        clauses = ClauseSpace(schema, question_literals(row.question), row.question)
-        return lambda tokenizer: QuerySpace(tokenizer, paths, clauses)
+        return question_space(store, row, self.max_hops)
 
     def _write(self, model, tokenizer, hint, batch, spaces) -> list[str | None]:
         from graphraft.inference.generation import ConstrainedGenerator
@@ -306,10 +296,23 @@ def build_examples(
             val_part = [r for r in val_rows[:200] if graph_of[id(r)] == graph]
             if not train_part and not val_part:
                 continue
-            l1_top = L1TopQueries(config, home, store) if config.l1_adapter else None
-            train_l2 += l2_rows(store, train_part, config, tokenizer, l1_top)
-            val_l2 += l2_rows(store, val_part, config, tokenizer, l1_top)
-            del l1_top  # frees L1 before training
+            paths = lambda part: [r for r in part if r.query is None]  # noqa: E731
+            language = lambda part: [r for r in part if r.query is not None]  # noqa: E731
+            if language(train_part) or language(val_part):
+                if not config.l1_adapter:
+                    raise ConfigurationError(
+                        "L2 on questions of the language needs l1_adapter (--l1-adapter): its evidence "
+                        "shows the results of the queries L1 writes beside the pair's own"
+                    )
+                l1_queries = L1Queries(config, home, store)
+                train_l2 += l2_language_rows(store, language(train_part), config, tokenizer, l1_queries)
+                val_l2 += l2_language_rows(store, language(val_part), config, tokenizer, l1_queries)
+                del l1_queries  # frees L1 before training
+            if paths(train_part) or paths(val_part):
+                l1_top = L1TopQueries(config, home, store) if config.l1_adapter else None
+                train_l2 += l2_rows(store, paths(train_part), config, tokenizer, l1_top)
+                val_l2 += l2_rows(store, paths(val_part), config, tokenizer, l1_top)
+                del l1_top  # frees L1 before training
         train_examples, val_examples = (
             [tokenize_example(tokenizer, l2_messages(r["question"], r["evidence"]), r["target"]) for r in part]
             for part in (train_l2, val_l2)
