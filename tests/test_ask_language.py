@@ -307,6 +307,17 @@ def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, ch
     assert by_method == {"graphraft": chosen == 1, "no-l2": False}
 
 
+def test_every_query_of_the_language_runs_past_the_node_budget(asker):
+    """The node budget stops the paths' queries; L1's queries of the language all run, so that
+    L2 can choose among their results."""
+    acted = 'MATCH (a:Person {id: "p:keanu"})-[r1:ACTED_IN]->(n1:Movie)'
+    movies, count = f"{acted} RETURN DISTINCT n1.id AS id", f"{acted} RETURN count(DISTINCT n1) AS count"
+    answer = asker(movies, count, node_budget=1).ask("how many movies did [Keanu Reeves] act in")
+    keanu = [m for p, m in ACTED_IN if p == "p:keanu"]
+    assert [(q.cypher, q.ran, q.rows) for q in answer.queries] == [(movies, True, len(keanu)), (count, True, 1)]
+    assert f"- count: {len(keanu)}" in answer.evidence and len(answer.retrieved) == 1
+
+
 def test_execution_accuracy_compares_the_whole_result_past_the_answers_node_budget(asker, store, tmp_path):
     """The answer lists at most ``node_budget`` nodes; the top query's result is compared whole,
     each node by its name."""

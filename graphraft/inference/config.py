@@ -18,7 +18,11 @@ class AskConfig(StageConfig):
         None, ge=1, description="Queries L1 writes (default: as many as the L2 adapter reads, else 5)."
     )
     max_hops: int = Field(3, ge=1, le=3, description="Longest candidate pattern.")
-    node_budget: int = Field(100, ge=1, description="Stop running queries after this many nodes.")
+    node_budget: int = Field(
+        100,
+        ge=1,
+        description="Stop running the paths' queries after this many nodes (the language's all run); name this many.",
+    )
     # self-training's labelling reads L1's top query's rows and every query's score and text
     run_queries: int | None = Field(
         None, ge=1, description="Run L1's first N queries only; the others are listed, not run (unset: all)."

@@ -39,7 +39,7 @@ class Retrieval:
     runs: list[QueryRun] = field(default_factory=list)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {id, name, labels, properties}
     order: list[str] = field(default_factory=list)  # node ids in query-score order
-    truncated: bool = False  # the node budget stopped execution
+    truncated: bool = False  # the node budget stopped execution (of the paths' queries)
 
 
 def execute(
@@ -52,7 +52,8 @@ def execute(
 ) -> Retrieval:
     """Each query within ``timeout_ms`` and what is left of ``deadline``; a query that fails
     is recorded with its error and the next one runs, but a deadline passed or a database
-    gone ends the whole retrieval. A query that is a candidate (in ``patterns``) runs in its
+    gone ends the whole retrieval. The node budget stops the paths' queries once spent, and
+    names at most that many nodes. A query that is a candidate (in ``patterns``) runs in its
     executable form (confined to the store's graph); any other text runs as it is."""
     patterns = patterns or {}
     deadline = deadline or Deadline(None)
@@ -60,7 +61,9 @@ def execute(
     result = Retrieval()
     seen: set[str] = set()
     for query in queries:
-        if len(seen) >= node_budget:
+        # a query of the language runs whatever the budget (L2 chooses among their results;
+        # the budget bounds the nodes named); a path's would only add nodes past it
+        if len(seen) >= node_budget and query.query is None:
             result.truncated = True
             break
         started = time.perf_counter()

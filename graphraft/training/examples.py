@@ -164,9 +164,10 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
     order — and the target is the pair's query's result as L2 writes it (``selection.run_reply``:
     its rows of values, or its nodes' names). L2 learns to tell, from the question, which
     result answers it; at ask time it chooses among L1's queries so (``AnswerSelector.choose``).
-    A question whose queries' results are all the pair's is left out: nothing to choose."""
+    A question whose queries' results are all the pair's is left out, and one whose pair's query
+    the evidence's budget cut off: nothing to choose."""
     from graphraft.inference.generation import GeneratedQuery
-    from graphraft.inference.retrieval import execute, textualise
+    from graphraft.inference.retrieval import execute, patterns_shown, textualise
     from graphraft.inference.selection import run_reply
     from graphraft.synthesis.language import Query
 
@@ -181,7 +182,9 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
         chosen = [gold, *others[: config.l2_queries - 1]]
         rng.shuffle(chosen)
         retrieval = execute(store, chosen)
-        run = next(r for r in retrieval.runs if r.cypher == row.cypher)
+        run = next((r for r in retrieval.runs if r.cypher == row.cypher and not r.error), None)
+        if run is None:  # the pair's query ran out of time: nothing to learn from
+            continue
         evidence = textualise(
             retrieval,
             {},
@@ -190,9 +193,10 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
             lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
             detail_chars=config.evidence_details,
         )
+        shown = retrieval.runs[: patterns_shown(evidence)]
         target = run_reply(run, retrieval, evidence)
-        replies = {run_reply(r, retrieval, evidence) for r in retrieval.runs} - {None}
-        if target is None or len(replies) < 2:
+        replies = {run_reply(r, retrieval, evidence) for r in shown} - {None}
+        if run not in shown or target is None or len(replies) < 2:  # no choice to learn
             continue
         out.append({"qid": row.qid, "question": row.question, "evidence": evidence, "target": target})
     return out
