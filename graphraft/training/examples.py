@@ -202,10 +202,9 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
     return out
 
 
-class L1Queries:
-    """``rows -> L1's most likely queries for each row's question`` (``config.l2_queries`` of
-    them, searched in its question space as ``ask`` searches), with an L1 adapter loaded on
-    first use."""
+class _L1:
+    """An L1 adapter, checked at once and loaded on first use with the schema hint it was
+    trained with."""
 
     def __init__(self, config: TrainConfig, home: Path, store):
         from graphraft.inference.adapters import check_metadata
@@ -214,40 +213,36 @@ class L1Queries:
         self.config, self.home, self.store = config, home, store
         self.loaded = None
 
-    def __call__(self, rows) -> list[list]:
+    def _model(self):
+        """(model, tokenizer, schema hint)."""
         from graphraft.inference.adapters import l1_schema_hint, load_adapter
-        from graphraft.inference.generation import ConstrainedGenerator
 
         if self.loaded is None:
             base, tokenizer = load_base(self.config, self.home)
             model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
             self.loaded = model, tokenizer, l1_schema_hint(self.config.l1_adapter, self.store)
-        model, tokenizer, hint = self.loaded
+        return self.loaded
+
+
+class L1Queries(_L1):
+    """``rows -> L1's most likely queries for each row's question`` (``config.l2_queries`` of
+    them, searched in its question space as ``ask`` searches)."""
+
+    def __call__(self, rows) -> list[list]:
+        from graphraft.inference.generation import ConstrainedGenerator
+
+        model, tokenizer, hint = self._model()
         spaces = [question_space(self.store, row, self.config.max_hops) for row in rows]
         spaces = [space(tokenizer) if callable(space) else space for space in spaces]
         generator = ConstrainedGenerator(model, tokenizer, hint)
         return generator.generate_many([row.question for row in rows], spaces, self.config.l2_queries)
 
 
-class L1TopQueries:
-    """``(questions, candidate lists) -> L1's most likely candidate query for each``, with an L1
-    adapter (loaded on first use, with the schema hint it was trained with)."""
-
-    def __init__(self, config: TrainConfig, home: Path, store):
-        from graphraft.inference.adapters import check_metadata
-
-        check_metadata(config.l1_adapter, "l1", config.base_model)  # fail before the slow part
-        self.config, self.home, self.store = config, home, store
-        self.loaded = None
+class L1TopQueries(_L1):
+    """``(questions, candidate lists) -> L1's most likely candidate query for each``."""
 
     def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
-        from graphraft.inference.adapters import l1_schema_hint, load_adapter
         from graphraft.inference.generation import top_queries
 
-        if self.loaded is None:
-            base, tokenizer = load_base(self.config, self.home)
-            model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
-            hint = l1_schema_hint(self.config.l1_adapter, self.store)
-            self.loaded = model, tokenizer, hint
-        model, tokenizer, hint = self.loaded
+        model, tokenizer, hint = self._model()
         return top_queries(model, tokenizer, questions, candidates, hint)
