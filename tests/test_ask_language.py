@@ -305,6 +305,7 @@ def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, ch
     report = evaluate(list(read_question_file(path)), engine, ["graphraft", "no-l2"])
     by_method = {o.method: o.execution for o in report.outcomes}
     assert by_method == {"graphraft": chosen == 1, "no-l2": False}
+    assert {o.method: o.answered_by for o in report.outcomes} == {"graphraft": [movies, count][chosen], "no-l2": movies}
 
 
 def test_every_query_of_the_language_runs_past_the_node_budget(asker):

@@ -95,6 +95,9 @@ class Outcome:
     picked: bool = False
     #: each query of the language L1 wrote that ran, against the gold result (``execution.each_query``)
     query_results: tuple[QueryResult, ...] = ()
+    #: the query whose result the method answered with: L2's choice (graphraft), else the first
+    #: query that returned anything (None: none did)
+    answered_by: str | None = None
 
 
 @dataclass
@@ -301,7 +304,15 @@ def outcome_from_answer(
         execution_any,
         picked,
         each,
+        answered_by(answer, use_selection),
     )
+
+
+def answered_by(answer, use_selection: bool) -> str | None:
+    """The query whose result the method answers with (``Outcome.answered_by``)."""
+    if use_selection and answer.selected_by == "l2":
+        return answer.values_from
+    return next((q.cypher for q in answer.queries if q.ran and (q.rows or q.ids)), None)
 
 
 def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:
@@ -459,6 +470,7 @@ def write_report(report: EvalReport, folder: Path) -> dict[str, Path]:
                         "picked": o.picked,
                         "categories": list(o.categories),
                         "queries": [vars(r) for r in o.query_results],
+                        "answered_by": o.answered_by,
                     }
                     if o.execution is not None
                     else {}
