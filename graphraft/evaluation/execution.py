@@ -13,7 +13,16 @@ from graphraft.synthesis.reproduce import cypher_ordered, picked_among, tie_pool
 from graphraft.synthesis.results import named_by, result_key, same_result, some_rows_of
 from graphraft.synthesis.synthesizer import gold_order
 
-__all__ = ["QueryResult", "answer_rows", "each_query", "picked_among_ties", "picked_by", "same_result", "some_rows_of"]
+__all__ = [
+    "QueryResult",
+    "answer_rows",
+    "answered_by",
+    "each_query",
+    "picked_among_ties",
+    "picked_by",
+    "same_result",
+    "some_rows_of",
+]
 
 
 def answer_rows(answer, use_selection: bool, store=None) -> list[list[Any]]:
@@ -51,11 +60,17 @@ def picked_among_ties(
     other tied rows than this one does (Neo4j's gold against FalkorDB). The same rule the
     ceiling's search keeps (``reproduce.tie_pool``, ``picked_among``); runs the query once more
     without its LIMIT. ``use_selection``: the query L2 chose, where it chose one."""
-    top = next((q.cypher for q in answer.queries if q.ran and q.rows), None)
-    if use_selection and answer.selected_by == "l2" and answer.values_from is not None:
-        top = answer.values_from
+    top = answered_by(answer, use_selection)
     query = answer.structure_of(top) if top is not None else None
     return picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
+
+
+def answered_by(answer, use_selection: bool) -> str | None:
+    """The query whose result a method answers with: L2's choice (``use_selection``, where L2
+    chose), else the first query that returned anything (None: none did)."""
+    if use_selection and answer.selected_by == "l2" and answer.values_from is not None:
+        return answer.values_from
+    return next((q.cypher for q in answer.queries if q.ran and q.rows), None)
 
 
 def picked_by(query, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> bool:

@@ -27,6 +27,7 @@ from graphraft.evaluation.config import METHODS
 from graphraft.evaluation.execution import (
     QueryResult,
     answer_rows,
+    answered_by,
     each_query,
     picked_among_ties,
     same_result,
@@ -306,13 +307,6 @@ def outcome_from_answer(
         each,
         answered_by(answer, use_selection),
     )
-
-
-def answered_by(answer, use_selection: bool) -> str | None:
-    """The query whose result the method answers with (``Outcome.answered_by``)."""
-    if use_selection and answer.selected_by == "l2":
-        return answer.values_from
-    return next((q.cypher for q in answer.queries if q.ran and (q.rows or q.ids)), None)
 
 
 def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:

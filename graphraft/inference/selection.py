@@ -21,7 +21,7 @@ import torch
 from graphraft.inference.adapters import adapter_active
 from graphraft.inference.decoding.tree_attention import Branch, PromptCache, TreeCache
 from graphraft.inference.decoding.trie import candidate_sequences
-from graphraft.inference.prompts import l2_answer_text, l2_messages, l2_values_text, prompt_ids
+from graphraft.inference.prompts import VALUE_ROWS, l2_answer_text, l2_messages, l2_values_text, prompt_ids
 from graphraft.inference.retrieval import QueryRun, Retrieval, returns_values, value_row_text
 from graphraft.models import pad_token_id
 
@@ -147,6 +147,7 @@ def run_reply(run: QueryRun, retrieval: Retrieval, evidence: str) -> str | None:
     names (``l2_answer_text``); None when it returned nothing. Training writes it for the right
     query; answering scores it for each."""
     if returns_values(run):
-        return l2_values_text([value_row_text(row, retrieval.nodes) for row in run.rows])
+        # only the rows the reply keeps are written (a query may return thousands)
+        return l2_values_text([value_row_text(row, retrieval.nodes) for row in run.rows[:VALUE_ROWS]])
     names = [str(retrieval.nodes[i]["name"]) for i in dict.fromkeys(run.node_ids) if i in retrieval.nodes]
     return l2_answer_text(names, evidence) if names else None

@@ -171,7 +171,6 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
     from graphraft.inference.selection import run_reply
     from graphraft.synthesis.language import Query
 
-    # each query shows its Cypher as `ask` shows a query of the language's (no path's pattern)
     rng = random.Random(config.seed)
     unique = list({row.qid: row for row in rows}.values())
     written = dict(zip((row.qid for row in unique), l1_queries(unique)))
@@ -187,7 +186,7 @@ def l2_language_rows(store, rows, config: TrainConfig, tokenizer, l1_queries) ->
             continue
         evidence = textualise(
             retrieval,
-            {},
+            {},  # each query shown by its Cypher, as `ask` shows the language's
             {a.id: a.name for a in row.anchors},
             config.evidence_tokens,
             lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
