@@ -3,9 +3,11 @@ server. Nothing a command reported as done may be lost, no command may hang."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +20,7 @@ from graphraft.errors import DatabaseUnavailableError
 from graphraft.graph import open_store
 from graphraft.graph.embedded import EmbeddedServer
 from graphraft.graph.falkor import FalkorDBStore
-from graphraft.graph.local_server import pid_alive
+from graphraft.graph.local_server import LocalServer, pid_alive
 from graphraft.graph.records import NodeRecord
 
 from cli_run import each_fails_in_time, graph_files, kill_hard, one_line_error, run
@@ -119,6 +121,43 @@ def test_a_start_that_stays_silent_is_killed_and_tried_again(tmp_path, attempts)
             assert started and info.pid != server.stalled[0]
             assert server.status() == info
         assert not pid_alive(server.stalled[0])  # the silent one is gone, not left holding the lock
+    finally:
+        server.stop()
+
+
+class SlowToListen(LocalServer):
+    """A process that works (or sleeps) for 4 s before it listens on its port: what a server
+    building a large graph's indexes (or a deadlocked one) looks like to a start."""
+
+    kind = "slow server"
+
+    def __init__(self, data_dir, how: str):
+        super().__init__(data_dir, start_timeout=1.0)
+        self.how = how
+
+    def _launch(self, port, lock_fd):
+        wait = "end = time.time() + 4\nwhile time.time() < end: pass" if self.how == "works" else "time.sleep(4)"
+        script = f"import socket, time\n{wait}\ns = socket.create_server(('127.0.0.1', {port}))\ntime.sleep(600)"
+        return subprocess.Popen([sys.executable, "-c", script], pass_fds=(lock_fd,), start_new_session=True)
+
+    def _probe(self, port):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return "ready"
+        return None
+
+
+@pytest.mark.parametrize("how", ["works", "sleeps"])
+def test_a_silent_start_is_waited_for_while_it_works_and_killed_when_idle(tmp_path, how):
+    server = SlowToListen(tmp_path / "slow", how)
+    server.start_attempts = 1
+    try:
+        if how == "works":
+            info, started = server.start()  # silent four times start_timeout, but busy
+            assert started and server.status() == info
+        else:
+            with pytest.raises(DatabaseUnavailableError, match=r"did not become ready on port .* within \ds"):
+                server.start()
+            assert server.status() is None
     finally:
         server.stop()
 

@@ -84,6 +84,15 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time a process has used (Linux's /proc), or None where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
     """Write a small file so that a reader never sees half of it (``mode``: its permissions
     from the start, for a secret)."""
@@ -240,7 +249,8 @@ class LocalServer(ABC):
 
     def _start_new(self, last: bool = True) -> ServerInfo | None:
         """Launch the server and wait until it is ready. A server that stays silent for
-        start_timeout (not even "still loading") is killed: then None, or an error if ``last``."""
+        start_timeout (not even "still loading") without using the CPU is killed: then None, or
+        an error if ``last``."""
         port = self._choose_port()
         if port_taken(port):
             raise PortInUseError(f"port {port} is already in use; choose another port")
@@ -252,6 +262,7 @@ class LocalServer(ABC):
             lock.close()  # our copy; the server's keeps the lock
         started = time.monotonic()
         deadline = started + self.start_timeout
+        worked = cpu_seconds(proc.pid)
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 err = (proc.stderr.read() or b"").decode(errors="replace").strip() if proc.stderr else ""
@@ -260,10 +271,15 @@ class LocalServer(ABC):
                     f"{(err.splitlines() or [''])[-1] or self._log_tail()} (log: {self.log_path})"
                 )
             state = self._probe(port)
-            if state == "loading":  # answering, still reading a large graph from disk
-                # a server reading its data still answers now and then; one silent for
-                # start_timeout is stuck (FalkorDB 4.16 can deadlock while loading, under load)
+            now_worked = cpu_seconds(proc.pid)
+            busy = now_worked is not None and worked is not None and now_worked > worked + 0.25
+            if state == "loading" or busy:
+                # A server reading its data answers "loading" now and then, or works silently
+                # (FalkorDB builds a large graph's indexes without answering for a while); one
+                # silent and idle for start_timeout is stuck (FalkorDB 4.16 can deadlock while
+                # loading, under load) and is started again.
                 deadline = min(started + self.load_timeout, max(deadline, time.monotonic() + self.start_timeout))
+                worked = now_worked if busy else worked
             elif state == "ready":
                 self._after_start(port, time.monotonic() + self.load_timeout)
                 info = ServerInfo(pid=proc.pid, port=port)
