@@ -291,6 +291,9 @@ def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, ch
     answer = engine.ask(question)
     assert [q.cypher for q in answer.queries] == [movies, count] and answer.selected_by == "l2"
     assert f"Pattern 2: {count}" in answer.evidence and "count: 3" in answer.evidence
+    # each query carries L2's score of its result, the one its choice added to L1's
+    l2_scores = [q.l2_score for q in answer.queries]
+    assert all(isinstance(v, float) and v <= 0 for v in l2_scores) and l2_scores[0] != l2_scores[1]
     if chosen == 1:
         assert answer.values_from == count and answer.values == [{"count": len(keanu)}] and answer.answers == []
         assert answer_rows(answer, use_selection=True) == [[len(keanu)]]
@@ -306,6 +309,7 @@ def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, ch
     by_method = {o.method: o.execution for o in report.outcomes}
     assert by_method == {"graphraft": chosen == 1, "no-l2": False}
     assert {o.method: o.answered_by for o in report.outcomes} == {"graphraft": [movies, count][chosen], "no-l2": movies}
+    assert [r.l2 for r in report.outcomes[0].query_results] == l2_scores  # what questions.jsonl writes
 
 
 def test_every_query_of_the_language_runs_past_the_node_budget(asker):

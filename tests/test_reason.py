@@ -150,6 +150,10 @@ def test_l2_chooses_a_query_by_its_rows_of_values_with_l1s_prior(selector):
     assert selector.choose(question, VALUES_EVIDENCE, twice, priors=[-100.0, -50.0, 0.0]) == 2
     assert selector.choose(question, VALUES_EVIDENCE, [None, "count: 3", None]) == 1
     assert selector.choose(question, VALUES_EVIDENCE, [None, None]) is None
+    # L2's score of each reply, the one its choice adds to the prior: equal replies share it
+    pick, scores = selector.choice(question, VALUES_EVIDENCE, twice, priors=[-100.0, -50.0, 0.0])
+    assert pick == 2 and scores == pytest.approx([means[0], means[1], means[0]], abs=1e-4)
+    assert selector.choice(question, VALUES_EVIDENCE, [None, "count: 3", None]) == (1, [None, None, None])
 
 
 def test_a_querys_reply_is_its_rows_of_values_or_its_nodes_names():

@@ -54,6 +54,9 @@ class QueryInfo(BaseModel):
     error: str | None = None
     ids: list[str] = Field(default_factory=list)  # the node ids it returned, in order
     ran: bool = True  # False: L1 wrote it, it was not run (AskConfig.run_queries)
+    #: L2's score of the query's result as its reply (mean log-probability; queries of the
+    #: language L2 chose among; None where it did not run: one distinct result, or none)
+    l2_score: float | None = None
 
 
 class Answer(BaseModel):
@@ -375,8 +378,12 @@ class GraphRAFT:
             clock = time.perf_counter()
             deadline.check("choosing the answers (L2)")
             replies = [run_reply(run, retrieval, answer.evidence) for run in shown]
-            pick = self.reasoner.choose(answer.question, answer.evidence, replies, [run.score for run in shown])
+            pick, l2_scores = self.reasoner.choice(
+                answer.question, answer.evidence, replies, [run.score for run in shown]
+            )
             answer.timings["reason"] = round(time.perf_counter() - clock, 4)
+            for info, l2_score in zip(answer.queries, l2_scores):  # shown: the first runs, in order
+                info.l2_score = None if l2_score is None else round(l2_score, 4)
             if pick is not None:
                 chosen = shown[pick]
                 self._take_values(answer, chosen, retrieval)

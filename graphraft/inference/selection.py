@@ -83,17 +83,26 @@ class AnswerSelector:
         None for a query that returned nothing), its mean log-probability as L2's reply plus its
         prior (L1's log-probability of the query); equal replies are one, with the best prior.
         None when no query returned anything."""
+        return self.choice(question, evidence, replies, priors)[0]
+
+    def choice(
+        self, question: str, evidence: str, replies: Sequence[str | None], priors: Sequence[float] | None = None
+    ) -> tuple[int | None, list[float | None]]:
+        """``choose``'s index, and L2's score of each reply (its mean log-probability; equal
+        replies share one; None for an empty reply, and for every reply where there was only
+        one distinct reply to choose, when no model runs)."""
         priors = list(priors) if priors is not None else [0.0] * len(replies)
         best: dict[str, int] = {}
         for index, reply in enumerate(replies):
             if reply and (reply not in best or priors[index] > priors[best[reply]]):
                 best[reply] = index
         if len(best) <= 1:  # nothing to choose between: no need to run the model
-            return next(iter(best.values()), None)
+            return next(iter(best.values()), None), [None] * len(replies)
         texts = list(best)
-        means = self._means(question, evidence, texts)
-        totals = [mean + priors[best[text]] for text, mean in zip(texts, means)]
-        return best[texts[max(range(len(texts)), key=totals.__getitem__)]]
+        means = dict(zip(texts, self._means(question, evidence, texts)))
+        totals = [means[text] + priors[best[text]] for text in texts]
+        pick = best[texts[max(range(len(texts)), key=totals.__getitem__)]]
+        return pick, [means[reply] if reply else None for reply in replies]
 
     def _means(self, question: str, evidence: str, texts: list[str]) -> list[float]:
         """Each text's mean token log-probability as L2's reply to the question and evidence."""
