@@ -401,6 +401,13 @@ def main() -> None:
     graph = args.graph = "metaqa" if args.dataset == "metaqa" else DEMO_GRAPH
     if args.dataset != "metaqa" and args.fractions != "0":
         parser.error("--fractions: the real pairs are MetaQA's (give --fractions 0 with --dataset demo)")
+    missing = [path for path in REAL if not Path(path).exists()]
+    if any(float(f) > 0 for f in args.fractions.split(",")) and missing:
+        # checked before the generation (minutes) so that a missing file does not end the run after it
+        parser.error(
+            f"--fractions: {missing[0]} not found; make MetaQA's pairs first (README, "
+            "`python -m graphraft.synthesize --dataset metaqa --hops H --output ...`), or give --fractions 0"
+        )
     settings = load_settings(graph=graph)
     ensure_graph(settings, args.dataset, graph)
     items = questions_of(args.dataset, Split.validation, args.limit)
