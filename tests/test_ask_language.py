@@ -223,7 +223,11 @@ def test_eval_scores_value_answers_by_execution_accuracy(asker, tmp_path):
     assert table["all"] == {"accuracy": 1 / 4, "questions": 4}
     assert table[ANY_ROWS] == {"accuracy": 2 / 4, "questions": 4}
     assert table["Simple Aggregation"] == {"accuracy": 1 / 3, "questions": 3} and table["lookup"]["accuracy"] == 0
-    assert "## Execution accuracy" in markdown(report, "plot.png") and ANY_ROWS in markdown(report, "plot.png")
+    text = markdown(report, "plot.png")
+    assert "## Execution accuracy" in text and ANY_ROWS in text
+    # no question's answers are nodes: no node metrics (they would read 0 %), execution accuracy first
+    assert report.node_questions() == 0 and "hit at 1" not in text and "Node metrics" not in text
+    assert text.index("## Execution accuracy") < text.index("## Latency") < text.index("## Failures")
     # each question's outcome is written with it (for reading the misses)
     from graphraft.evaluation.runner import write_report
 
@@ -262,6 +266,10 @@ def test_eval_says_whether_one_of_l1s_queries_gives_the_gold_result(asker, tmp_p
         [True, False],
     ]
     assert [r.rows for r in report.outcomes[0].query_results] == [len(keanu), 1]
+    assert [r.cypher for r in report.outcomes[0].query_results] == [movies, count]
+    # a miss is classed by L1's queries' results, not by anchors or node answers
+    assert [o.failure for o in report.outcomes] == ["L1's top query wrong", "gold not among L1's queries", "correct"]
+    assert report.failures("no-l2")["gold not among L1's queries"] == 1
     digests = [[r.digest for r in o.query_results] for o in report.outcomes]
     assert digests[0] == digests[1] == digests[2] and digests[0][0] != digests[0][1]
     table = report.execution_accuracy("no-l2")
@@ -309,6 +317,14 @@ def test_l2_chooses_among_l1s_queries_by_their_results(asker, tiny, tmp_path, ch
     by_method = {o.method: o.execution for o in report.outcomes}
     assert by_method == {"graphraft": chosen == 1, "no-l2": False}
     assert {o.method: o.answered_by for o in report.outcomes} == {"graphraft": [movies, count][chosen], "no-l2": movies}
+    assert {o.method: o.failure for o in report.outcomes} == {
+        "graphraft": ["L1's top query wrong", "correct"][chosen],
+        "no-l2": "L1's top query wrong",
+    }
+    if chosen == 1:  # the first query's result is the gold one: L2's choice lost it
+        path.write_text(json.dumps({"question": question, "rows": [[MOVIES[m]["title"]] for m in keanu]}) + "\n")
+        report = evaluate(list(read_question_file(path)), engine, ["graphraft"])
+        assert [o.failure for o in report.outcomes] == ["L2 chose another set"]
     assert [r.l2 for r in report.outcomes[0].query_results] == l2_scores  # what questions.jsonl writes
 
 

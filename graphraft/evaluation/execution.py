@@ -135,7 +135,7 @@ def each_query(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: in
             continue
         right = got == gold or picked_by(query, gold_rows, gold_cypher, store, timeout_ms)
         digest = hashlib.sha1(repr(sorted(map(_row_text, got))).encode()).hexdigest()[:12]
-        out.append(QueryResult(info.score, right, digest, len(values), info.l2_score))
+        out.append(QueryResult(info.score, right, digest, len(values), info.l2_score, info.cypher))
     return out
 
 
@@ -148,6 +148,7 @@ class QueryResult:
     digest: str  # the same for queries whose results are equal
     rows: int
     l2: float | None = None  # L2's score of its result as the reply (QueryInfo.l2_score)
+    cypher: str | None = None  # the query
 
 
 def _row_text(row: frozenset) -> str:

@@ -53,6 +53,7 @@ FAILURES = (
     "no valid candidate",  # enumeration found no pattern around the anchors
     "query failed to run",  # every query L1 chose failed in the database
     "gold not among candidates",  # no candidate query returns the answers: L1 could not be right
+    "gold not among L1's queries",  # (a gold result) none of the queries L1 wrote gives it
     "L1's top query wrong",  # a candidate returns the answers, L1 ranked another first
     "L2 chose another set",  # L1's top query returns the answers, L2 picked other nodes
     "right set, wrong ranking",  # the answers are there, not first
@@ -99,6 +100,9 @@ class Outcome:
     #: the query whose result the method answered with: L2's choice (graphraft), else the first
     #: query that returned anything (None: none did)
     answered_by: str | None = None
+    #: the question's gold answers are nodes (MetaQA's); False for a gold result of rows alone
+    #: (Text2Cypher's), which the node metrics (Hit@k, MRR, F1) leave out
+    node_gold: bool = True
 
 
 @dataclass
@@ -110,15 +114,24 @@ class EvalReport:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def table(self, hops: int | None = None) -> dict[str, dict[str, float]]:
-        """method -> averaged metrics (all hops, or one)."""
+        """method -> averaged node metrics (all hops, or one), over the questions whose gold
+        answers are nodes."""
         out = {}
         for method in self.methods:
-            chosen = [o.scores for o in self.outcomes if o.method == method and (hops is None or o.hops == hops)]
+            chosen = [
+                o.scores
+                for o in self.outcomes
+                if o.method == method and o.node_gold and (hops is None or o.hops == hops)
+            ]
             out[method] = average(chosen)
         return out
 
+    def node_questions(self) -> int:
+        """How many questions the node metrics are over (their gold answers are nodes)."""
+        return len({o.qid for o in self.outcomes if o.node_gold})
+
     def hops(self) -> list[int]:
-        return sorted({o.hops for o in self.outcomes})
+        return sorted({o.hops for o in self.outcomes if o.node_gold})
 
     def latency(self, method: str) -> dict[str, float]:
         seconds = sorted(o.seconds for o in self.outcomes if o.method == method)
@@ -170,6 +183,7 @@ class EvalReport:
         return {
             "title": self.title,
             "questions": self.questions,
+            "node_questions": self.node_questions(),
             "methods": self.methods,
             "settings": self.settings,
             "overall": self.table(),
@@ -282,20 +296,24 @@ def outcome_from_answer(
         execution_any = execution or (
             "any_of" in item.extra and some_rows_of(rows, item.extra["any_of"], len(result_key(item.extra["rows"])))
         )
-    return Outcome(
-        item.qid,
-        item.hops,
-        method,
-        scores,
-        seconds,
-        classify(
+    if execution is not None and not gold:  # a gold result alone: the miss by L1's queries' results
+        failure = result_failure(answer, execution, each, use_selection)
+    else:
+        failure = classify(
             answer,
             scores,
             gold,
             key,
             item.mention,
             (lambda: gold_in_candidates(answer)) if gold_in_candidates is not None else None,
-        ),
+        )
+    return Outcome(
+        item.qid,
+        item.hops,
+        method,
+        scores,
+        seconds,
+        failure,
         answer.queries[0].cypher if answer.queries else None,
         sum(1 for q in answer.queries if q.error),
         len(answer.queries),
@@ -306,7 +324,27 @@ def outcome_from_answer(
         picked,
         each,
         answered_by(answer, use_selection),
+        bool(gold) or execution is None,
     )
+
+
+def result_failure(answer, execution: bool, each: Sequence[QueryResult], use_selection: bool) -> str:
+    """Why a question with a gold result (rows, no gold nodes) was missed, by the stage that
+    failed (FAILURES, first that applies; a label-rooted query needs no anchor): no query to
+    choose from, every query failed, none of L1's queries gives the gold result, the first that
+    returned rows did and L2 chose another, or another query did and L1 ranked it lower."""
+    if execution:
+        return "correct"
+    if not answer.queries:
+        return "no valid candidate"
+    if all(q.error for q in answer.queries):
+        return "query failed to run"
+    if not any(r.right for r in each):
+        return "gold not among L1's queries"
+    first = next((r for r in each if r.rows), None)
+    if use_selection and answer.selected_by == "l2" and first is not None and first.right:
+        return "L2 chose another set"
+    return "L1's top query wrong"
 
 
 def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:
@@ -323,6 +361,7 @@ def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:
         scores,
         seconds,
         "correct" if scores.hit_at_1 else "wrong answer ranking (no query)",
+        node_gold=bool(gold) or not (item.extra and "rows" in item.extra),
     )
 
 
@@ -417,6 +456,7 @@ def _timed_out(item, method: str, seconds: float) -> Outcome:
         execution=False if executed else None,
         categories=categories,
         execution_any=False if executed else None,
+        node_gold=bool(gold) or not executed,
     )
 
 
@@ -488,48 +528,12 @@ def _table(rows: dict[str, dict[str, float]]) -> list[str]:
 
 
 def markdown(report: EvalReport, plot_name: str) -> str:
+    """The report: execution accuracy first where questions carry a gold result (rows), then the
+    node metrics over the questions whose gold answers are nodes, latency and failures."""
     data = report.to_dict()
-    out = [
-        f"# {report.title}",
-        "",
-        f"{report.questions} questions; metrics in % (STaRK definitions; a "
-        "question with nothing retrieved scores 0 and is kept).",
-        "",
-    ]
+    nodes = data["node_questions"]
+    out = [f"# {report.title}", "", f"{report.questions} questions.", ""]
     out += ["Methods:", ""] + [f"- **{m}**: {METHOD_TITLES[m]}" for m in report.methods] + [""]
-    out += ["## All hops", ""] + _table(data["overall"]) + [""]
-    for hop, rows in data["by_hop"].items():
-        out += [f"## {hop}-hop", ""] + _table(rows) + [""]
-    out += [
-        f"![metrics by hop and method]({plot_name})",
-        "",
-        "## Latency per question (seconds)",
-        "",
-        "| method | p50 | p95 |",
-        "|---|---|---|",
-    ]
-    out += [f"| {m} | {v['p50']:.2f} | {v['p95']:.2f} |" for m, v in data["latency_s"].items()] + [""]
-    out += [
-        "## Failures (first reason that applies; a question counts as correct at Hit@1)",
-        "",
-        "| method | " + " | ".join(FAILURES) + " |",
-        "|---|" + "---|" * len(FAILURES),
-    ]
-    for method, counts in data["failures"].items():
-        if method != "vector":
-            out.append(f"| {method} | " + " | ".join(str(counts[f]) for f in FAILURES) + " |")
-    out += [
-        "",
-        "Queries that failed to run (syntax, not read-only, timeout, no `id` column): "
-        + ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["failed_query_share"].items() if m != "vector"),
-        "",
-        "Entity-linking recall (the question's marked entity among the anchors): "
-        + (
-            ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["entity_linking_recall"].items() if v is not None)
-            or "no question marks its entity"
-        ),
-        "",
-    ]
     executed = {m: v for m, v in data["execution_accuracy"].items() if v}
     if executed:
         names = sorted(
@@ -547,16 +551,86 @@ def markdown(report: EvalReport, plot_name: str) -> str:
             cells = [f"{t[name]['accuracy'] * 100:.1f}" if name in t else "" for t in executed.values()]
             out.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
         out.append("")
+    if nodes:
+        out += [
+            f"## Node metrics, all hops ({nodes} questions whose answers are nodes)",
+            "",
+            "In % (STaRK definitions; a question with nothing retrieved scores 0 and is kept).",
+            "",
+        ]
+        out += _table(data["overall"]) + [""]
+        for hop, rows in data["by_hop"].items():
+            out += [f"## {hop}-hop", ""] + _table(rows) + [""]
+    out += [
+        f"![{'metrics by hop' if nodes else 'execution accuracy by category'} and method]({plot_name})",
+        "",
+        "## Latency per question (seconds)",
+        "",
+        "| method | p50 | p95 |",
+        "|---|---|---|",
+    ]
+    out += [f"| {m} | {v['p50']:.2f} | {v['p95']:.2f} |" for m, v in data["latency_s"].items()] + [""]
+    out += [
+        "## Failures (first reason that applies; a question counts as correct at Hit@1, or where it "
+        "has a gold result, when the answer's rows are it)",
+        "",
+        "| method | " + " | ".join(FAILURES) + " |",
+        "|---|" + "---|" * len(FAILURES),
+    ]
+    for method, counts in data["failures"].items():
+        if method != "vector":
+            out.append(f"| {method} | " + " | ".join(str(counts[f]) for f in FAILURES) + " |")
+    out += [
+        "",
+        "Queries that failed to run (syntax, not read-only, timeout, no `id` column): "
+        + ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["failed_query_share"].items() if m != "vector"),
+        "",
+    ]
+    if nodes:
+        out += [
+            "Entity-linking recall (the question's marked entity among the anchors): "
+            + (
+                ", ".join(f"{m} {v * 100:.1f}%" for m, v in data["entity_linking_recall"].items() if v is not None)
+                or "no question marks its entity"
+            ),
+            "",
+        ]
     if report.settings:
         out += ["## Settings", "", "```json", json.dumps(report.settings, indent=2), "```", ""]
     return "\n".join(out)
 
 
 def plot(report: EvalReport, path: Path) -> None:
+    """The node metrics by hop and method; with no question whose answers are nodes, execution
+    accuracy by category and method."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    if not report.node_questions():
+        tables = {m: report.execution_accuracy(m) or {} for m in report.methods}
+        names = sorted({n for t in tables.values() for n in t}, key=lambda n: (n != "all", n))
+        fig, axis = plt.subplots(figsize=(max(6.0, 0.9 * len(names)), 4.2))
+        width = 0.8 / max(1, len(report.methods))
+        for index, (method, table) in enumerate(tables.items()):
+            values = [table[n]["accuracy"] * 100 if n in table else 0.0 for n in names]
+            axis.bar([g + index * width for g in range(len(names))], values, width, label=method)
+        axis.set_xticks(
+            [g + width * (len(report.methods) - 1) / 2 for g in range(len(names))],
+            [n if len(n) <= 24 else n[:22] + "…" for n in names],
+            rotation=30,
+            ha="right",
+            fontsize=7,
+        )
+        axis.set_ylim(0, 100)
+        axis.set_ylabel("execution accuracy %")
+        axis.legend(fontsize=7, loc="upper right")
+        fig.suptitle(report.title, fontsize=10)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return
 
     shown = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr", "f1")
     groups = [("all", None)] + [(f"{h}-hop", h) for h in report.hops()]
