@@ -55,13 +55,20 @@ class Reproduction:
     matches: int = 0  # paths run for their bindings
     skipped: int = 0  # paths with too many bindings or an error
     exhausted: bool = False  # the budget ended the search before every path was worked through
-    work: int = 0  # what the search did, in WORK units (``reproduce``'s budget counts them)
+    work: float = 0  # what the search did, in WORK units (``reproduce``'s budget counts them)
+    #: what it did, by kind (``WORK``'s keys): how many of each thing
+    parts: dict[str, int] = dataclasses.field(default_factory=dict)
     #: the rendered texts of confirmed queries whose LIMIT cuts through rows tied on their order:
     #: the database's arbitrary pick among them gave the gold result (``ties_at_limit``)
     tied: set[str] = dataclasses.field(default_factory=set)
     #: of those, the texts whose rows are another pick among the tied rows than the gold's (its
     #: LIMIT keeps every row any pick keeps, and the gold's rows are one pick too)
     picked: set[str] = dataclasses.field(default_factory=set)
+
+    def count(self, kind: str, things: int = 1) -> None:
+        """``things`` of a kind of work done (``WORK``)."""
+        self.parts[kind] = self.parts.get(kind, 0) + things
+        self.work += WORK[kind] * things
 
 
 #: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
@@ -397,13 +404,19 @@ KEPT_BINDINGS = 200_000
 
 #: The search's work, counted the same on any machine and beside any other search, so its budget
 #: stops it at the same point: the same pairs wherever and however many at a time they are made.
-#: Fitted on the per-question times of 70 northwind searches against their counts, run beside a
-#: training job on 2 cores: about a microsecond a unit there, about half that alone.
-WORK_CELL = 15  # a value read from the database (a path's bindings, before the search)
-WORK_FILTERED = 1  # a binding tested by a filter
-WORK_PROJECTION = 2  # a projection worked out over a filter set's bindings ...
-WORK_PROJECTED = 32  # ... and one unit for every this many bindings it goes through
-WORK_QUERY = 300  # a query the database runs to confirm a result
+#: Units per thing done (``Reproduction.parts`` counts the things); fitted by
+#: ``benchmarks/work_fit.py`` on per-question times of northwind searches against their counts.
+WORK: dict[str, float] = {
+    "cell": 15,  # a value read from the database (a path's bindings, before the search)
+    "filtered": 1,  # a binding tested by a filter
+    "projection": 2,  # a projection worked out over a filter set's bindings ...
+    "projected": 1 / 32,  # ... a binding it goes through ...
+    "grouped": 0,  # ... a binding grouped and aggregated (once per group and aggregate: kept after)
+    "row": 0,  # ... and a row of its result
+    "sorted": 0,  # a row sorted by an order (each order of each projection's rows, each key's targets)
+    "pooled": 0,  # a row of the rows tied at a LIMIT, made a result to compare
+    "query": 300,  # a query the database runs to confirm a result
+}
 
 
 @dataclass
@@ -437,7 +450,7 @@ def reproduce(
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
     node id named by ``names``. ``first``: stop at the first confirmed query; ``budget``: stop
-    after that much work (``WORK_*`` units: the same point on any machine); ``budget_s``: after
+    after that much work (``WORK`` units: the same point on any machine); ``budget_s``: after
     that many seconds, whatever the work (``exhausted`` says either). ``order``: the gold query's
     (key, descending), where its LIMIT may keep every row: no result tells that order, so a query
     that gives the gold with a stated LIMIT is also confirmed ordered so (``hinted_order``); and
@@ -470,7 +483,7 @@ def reproduce(
             return False
         tried.add(text)
         found.proposed += 1
-        found.work += WORK_QUERY
+        found.count("query")
         try:
             rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
         except GraphRAFTError:
@@ -492,6 +505,7 @@ def reproduce(
     def pool_of(sure: list[tuple], among: list[tuple]) -> Pool | None:
         """The rows a LIMIT keeps whatever its pick and those it picks from, as result keys,
         where the gold is one such pick (else None)."""
+        found.count("pooled", 2 * len(sure) + len(among))
         pool = (result_key(sure, names), result_key(sure + among, names))
         return pool if picked_among(gold, pool, len(gold)) else None
 
@@ -514,7 +528,7 @@ def reproduce(
             states[index] = None
             found.skipped += 1
             return None
-        found.work += WORK_CELL * len(rows) * (len(rows[0]) if rows else 0)
+        found.count("cell", len(rows) * (len(rows[0]) if rows else 0))
         every = _bindings(keys, rows, names)
         admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
         shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
@@ -622,7 +636,7 @@ def _search(
     target = pattern.variable(pattern.target)
     for item in filters:
         if item not in kept:
-            found.work += WORK_FILTERED * len(every)
+            found.count("filtered", len(every))
             variable = f"r{item.element}" if item.relationship else pattern.variable(item.element)
             if item.op in EXISTENCE:
                 having = _linked(store, pattern.labels_of(item.element), item, linked, timeout_ms)
@@ -674,8 +688,12 @@ def _search(
         ):
             continue
         query = Query(pattern, filters, projection)
-        found.work += WORK_PROJECTION + len(bindings) // WORK_PROJECTED
+        found.count("projection")
+        found.count("projected", len(bindings))
+        held = len(memo)
         full = rows_of(query, bindings, targets, memo)
+        found.count("grouped", len(bindings) * (len(memo) - held))
+        found.count("row", len(full))
         if len(full) == len(gold):
             if gives_gold(full) and confirm_here(query):
                 if first:
@@ -699,6 +717,7 @@ def _search(
         for index, column in enumerate(projection.columns[start:], start):
             for descending, as_number in orderings(column in numeric):
                 ordered = cypher_ordered(full, index, descending, as_number)
+                found.count("sorted", len(full))
                 if not ordered:
                     continue
                 query = Query(pattern, filters, projection, Order(column, descending, numeric=as_number), limit)
@@ -721,6 +740,7 @@ def _search(
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
         for descending, as_number in orderings(info.numeric):
             ordered = cypher_ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
+            found.count("sorted", len(targets))
             tied = ties_at_limit(ordered, 0, len(gold), as_number)
             as_gold = tied and (key, descending) == order  # as above
             sure, among = tie_pool(ordered, 0, len(gold), as_number) if as_gold else ([], [])
