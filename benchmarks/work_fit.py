@@ -1,15 +1,18 @@
 """Fit synthesis's work units (``reproduce.WORK``) to the time its searches take: each question
 of a question file with gold rows is synthesized as ``graphraft synthesize`` does, one at a time,
-with no work budget and a cap in seconds; each search's counts by kind (``Reproduction.parts``)
-and its seconds are recorded, and non-negative weights (microseconds a thing) are fitted to the
-seconds by least squares. Prints the fit, today's weights' prediction against the seconds (the
-correlation, and the worst searches it under-counts), and the weights in units.
+with no work budget and a cap in seconds. Along each search its counts by kind
+(``Reproduction.parts``) are taken with the time every ``--every-s`` seconds; each stretch between
+two such marks is one observation (its seconds, and how many things of each kind it did), and
+non-negative weights (microseconds a thing) are fitted to the seconds by least squares. Prints
+the fit, how well today's weights and the fitted ones predict the stretches' and the searches'
+seconds, and the fitted weights in today's units.
 
     python benchmarks/work_fit.py --graph northwind \
-        --questions outputs/text2cypher/northwind/questions.jsonl --split train --limit 60
+        --questions outputs/text2cypher/northwind/questions.jsonl --split train --every 12 --limit 40
 
-Searches the cap cuts are fitted too (their counts are what they did in those seconds). Run it
-alone: the seconds are the machine's, the weights' ratios are what carries to other machines.
+A search runs until the cap (synthesis looks for every query that gives the gold, not the first),
+so the stretches, not the searches, give the seconds their spread. Run it alone: the seconds are
+the machine's; the weights' ratios are what carries to other machines.
 """
 
 from __future__ import annotations
@@ -51,25 +54,40 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--limit", type=int, default=60, help="Questions, the file's first of the split.")
     parser.add_argument("--every", type=int, default=1, help="Take every n-th question of the split.")
-    parser.add_argument("--cap-s", type=float, default=30.0, help="Seconds a search may take.")
+    parser.add_argument("--cap-s", type=float, default=10.0, help="Seconds a search may take.")
+    parser.add_argument("--every-s", type=float, default=0.25, help="Seconds between two marks of a search.")
     parser.add_argument("--dump", type=Path, help="Write each search's seconds and counts here (JSON lines).")
     args = parser.parse_args()
 
     items = [i for i in read_question_file(args.questions) if i.split == args.split and "rows" in (i.extra or {})]
     items = items[:: args.every][: args.limit]
     searches: list[tuple[float, dict[str, int], str]] = []
-    original = synthesis_module.reproduce
+    stretches: list[tuple[float, dict[str, int]]] = []
+    original, count = synthesis_module.reproduce, search_module.Reproduction.count
+    mark: list = [0.0, {}]  # the last mark's time and counts
+
+    def counted(self, kind: str, things: int = 1) -> None:
+        count(self, kind, things)
+        now = time.perf_counter()
+        if now - mark[0] >= args.every_s:
+            stretches.append((now - mark[0], {k: v - mark[1].get(k, 0) for k, v in self.parts.items()}))
+            mark[:] = [now, dict(self.parts)]
 
     def timed(*positional, **named):
         named["budget"] = None  # the work is what is measured: the cap in seconds alone stops it
         started = time.perf_counter()
+        mark[:] = [started, {}]
         found = original(*positional, **named)
-        searches.append((time.perf_counter() - started, dict(found.parts), current))
+        now = time.perf_counter()
+        stretches.append((now - mark[0], {k: v - mark[1].get(k, 0) for k, v in found.parts.items()}))
+        searches.append((now - started, dict(found.parts), current))
         return found
 
     synthesis_module.reproduce = timed
+    search_module.Reproduction.count = counted
     settings = load_settings()
     config = SynthesisConfig(language_budget_s=args.cap_s, workers=1)
+    current = ""
     with open_store(settings, args.graph) as store:
         synthesizer = synthesizer_for(store, settings, config)
         for number, item in enumerate(items, 1):
@@ -80,33 +98,47 @@ def main() -> None:
         args.dump.write_text("".join(json.dumps({"s": s, "parts": p, "q": q}) + "\n" for s, p, q in searches))
 
     kinds = list(search_module.WORK)
-    a = np.array([[parts.get(k, 0) for k in kinds] for _, parts, _ in searches], dtype=float)
-    seconds = np.array([s for s, _, _ in searches])
-    used = a.any(axis=0)
-    # scaled so that each kind's column weighs alike in the descent, then scaled back
-    scale = np.where(used, a.max(axis=0, initial=0) + 1e-12, 1.0)
+    today_weights = np.array([search_module.WORK[k] for k in kinds])
+
+    def matrix(rows) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([[parts.get(k, 0) for k in kinds] for _, parts, *_ in rows], dtype=float), np.array(
+            [s for s, *_ in rows]
+        )
+
+    a, seconds = matrix(stretches)
+    whole, whole_seconds = matrix(searches)
+    # each kind's column scaled to weigh alike in the descent, then scaled back
+    scale = np.where(a.any(axis=0), a.max(axis=0, initial=0), 1.0)
     fitted = nnls(a / scale, seconds) / scale * 1e6  # microseconds a thing
-    today = a @ np.array([search_module.WORK[k] for k in kinds])
-    print(f"\n{len(searches)} searches of {len(items)} questions, {seconds.sum():.1f} s in all")
-    print(f"{'kind':<12}{'things':>14}{'fitted µs':>12}{'share of time':>15}{'units today':>13}")
+    total = whole_seconds.sum()
+    print(f"\n{len(searches)} searches of {len(items)} questions, {total:.1f} s; {len(stretches)} stretches")
+    print(f"{'kind':<12}{'things':>16}{'fitted µs':>12}{'share of time':>15}{'units today':>13}")
     for j, kind in enumerate(kinds):
         share = (a[:, j] * fitted[j] / 1e6).sum() / seconds.sum()
-        print(f"{kind:<12}{int(a[:, j].sum()):>14,}{fitted[j]:>12.4f}{share:>15.1%}{search_module.WORK[kind]:>13g}")
-    predicted = a @ fitted / 1e6
-    print(f"fit: correlation with the seconds {np.corrcoef(predicted, seconds)[0, 1]:.3f}")
-    print(f"today's units: correlation with the seconds {np.corrcoef(today, seconds)[0, 1]:.3f}")
-    # in units: the fit's microseconds over those of a value read (its weight today, 15 units)
-    if fitted[kinds.index("cell")] > 0:
-        unit = fitted[kinds.index("cell")] / search_module.WORK["cell"]
+        print(f"{kind:<12}{int(a[:, j].sum()):>16,}{fitted[j]:>12.4f}{share:>15.1%}{search_module.WORK[kind]:>13g}")
+
+    def agreement(weights: np.ndarray, rows: np.ndarray, actual: np.ndarray) -> str:
+        predicted = rows @ weights
+        predicted = predicted * actual.sum() / max(predicted.sum(), 1e-12)  # in seconds, as many in all
+        missed = np.abs(predicted - actual).sum() / actual.sum()
+        return f"correlation {np.corrcoef(predicted, actual)[0, 1]:.3f}, off by {missed:.0%} of the seconds"
+
+    print(f"today's units, stretches: {agreement(today_weights, a, seconds)}")
+    print(f"fitted,        stretches: {agreement(fitted, a, seconds)}")
+    print(f"today's units, searches:  {agreement(today_weights, whole, whole_seconds)}")
+    print(f"fitted,        searches:  {agreement(fitted, whole, whole_seconds)}")
+    cell = kinds.index("cell")
+    if fitted[cell] > 0:
+        unit = fitted[cell] / search_module.WORK["cell"]  # a value read weighs 15 units, as today
         print(
-            "fitted, in today's units (a value read weighs 15): "
+            "fitted, in units where a value read weighs 15: "
             + ", ".join(f"{k} {fitted[j] / unit:.4g}" for j, k in enumerate(kinds))
             + f"; a unit {unit:.3f} µs here"
         )
-    ratio = today / np.maximum(seconds, 1e-6)
-    print("the searches today's units count least per second (slowest first of those):")
-    for index in sorted(range(len(searches)), key=lambda i: ratio[i])[:5]:
-        print(f"  {seconds[index]:6.2f}s {today[index]:>14,.0f} units  {searches[index][2][:80]}")
+    per_unit = whole @ today_weights / np.maximum(whole_seconds, 1e-6)
+    print("the searches today's units count least per second:")
+    for index in np.argsort(per_unit)[:5]:
+        print(f"  {whole_seconds[index]:6.2f}s {whole[index] @ today_weights:>14,.0f} units  {searches[index][2][:80]}")
 
 
 if __name__ == "__main__":
