@@ -509,6 +509,12 @@ def reproduce(
         pool = (result_key(sure, names), result_key(sure + among, names))
         return pool if picked_among(gold, pool, len(gold)) else None
 
+    def over() -> bool:
+        """Whether the search has spent its budget (of work, or of seconds)."""
+        return (budget is not None and found.work > budget) or (
+            budget_s is not None and time.perf_counter() - started > budget_s
+        )
+
     def state_of(index: int) -> _PathState | None:
         """The path's state, read (again) when not kept; None: too many bindings, or an error."""
         nonlocal held
@@ -553,9 +559,7 @@ def reproduce(
             if state is None:
                 continue
             for filters in itertools.combinations(state.allowed, size):
-                if (budget is not None and found.work > budget) or (
-                    budget_s is not None and time.perf_counter() - started > budget_s
-                ):
+                if over():
                     found.exhausted = True
                     return found
                 hit = _search(
@@ -572,6 +576,7 @@ def reproduce(
                     first,
                     found=found,
                     order=order,
+                    over=over,
                 )
                 if hit and first:
                     return found
@@ -625,13 +630,15 @@ def _search(
     *,
     found: Reproduction,
     order: tuple[str, bool] | None = None,
+    over: Callable[[], bool] = lambda: False,
 ) -> bool:
     """Work out what each projection, order and limit gives on the bindings ``filters`` keep, and
     have the database confirm those that give the gold result; whether one was confirmed
     (``first``: stop at the first). ``pool_of(sure, among)``: where a LIMIT cuts through tied
     rows of the gold's own order, whether the gold is one of its picks (``confirm``'s pool, or
     None). ``found``: where the work done is counted; ``order``: the gold's, as ``reproduce``
-    takes it."""
+    takes it; ``over``: whether the budget is spent (checked before each projection: the search
+    stops there, and ``reproduce`` says so)."""
     pattern, every, kept = state.pattern, state.every, state.kept
     target = pattern.variable(pattern.target)
     for item in filters:
@@ -678,6 +685,8 @@ def _search(
     confirmed = False
     memo: dict = {}  # the groups and their aggregates over these bindings
     for projection in state.shaped:
+        if over():
+            return confirmed
         if (
             projection.aggregate is None
             and not projection.values
@@ -738,6 +747,8 @@ def _search(
     if not plain or not _many_targets(pattern):
         return confirmed
     for key, info in clauses.properties(pattern.labels_of(pattern.target)).items():
+        if over():
+            return confirmed
         for descending, as_number in orderings(info.numeric):
             ordered = cypher_ordered([(t.get(key), t) for t in targets], 0, descending, as_number)
             found.count("sorted", len(targets))
