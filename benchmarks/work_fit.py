@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="Take every n-th question of the split.")
     parser.add_argument("--cap-s", type=float, default=10.0, help="Seconds a search may take.")
     parser.add_argument("--every-s", type=float, default=0.25, help="Seconds between two marks of a search.")
+    parser.add_argument(
+        "--budget", type=int, help="Stop each search at this work too (synthesis's budget), to time it."
+    )
     parser.add_argument("--dump", type=Path, help="Write each search's seconds and counts here (JSON lines).")
     args = parser.parse_args()
 
@@ -74,7 +77,7 @@ def main() -> None:
             mark[:] = [now, dict(self.parts)]
 
     def timed(*positional, **named):
-        named["budget"] = None  # the work is what is measured: the cap in seconds alone stops it
+        named["budget"] = args.budget  # none: the work is what is measured, the cap in seconds stops it
         started = time.perf_counter()
         mark[:] = [started, {}]
         found = original(*positional, **named)
