@@ -368,8 +368,6 @@ def ceiling(
 
 
 def main() -> None:
-    from graphraft.synthesis.synthesizer import SynthesisConfig
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     step = commands.add_parser("prepare", help="Graphs to loader files, gold results, the split.")
@@ -385,8 +383,8 @@ def main() -> None:
     step.add_argument(
         "--budget",
         type=int,
-        default=SynthesisConfig().language_budget,
-        help="Work of search a question, in reproduce.WORK_* units (synthesis's default; a miss after).",
+        default=60_000_000,
+        help="Work of search a question, in reproduce.WORK units (about a minute of one core; a miss after).",
     )
     step.add_argument(
         "--budget-s", type=float, default=120.0, help="Seconds of search a question at most (a miss after)."

@@ -13,7 +13,7 @@ from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots
-from graphraft.synthesis.reproduce import reproduce
+from graphraft.synthesis.reproduce import WORK, reproduce
 from graphraft.synthesis.results import candidate_key, result_key, same_result, some_rows_of
 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
@@ -672,6 +672,10 @@ def test_the_search_budget_counts_work_so_a_cut_search_stops_at_the_same_query_a
 
     every, work, exhausted = search()
     assert not exhausted and render_query(wanted) in every and work > 0
+    whole = reproduce(store, label_roots(schema), clauses, gold, candidate_key)
+    # the work is each kind of thing done times its weight
+    assert whole.work == pytest.approx(sum(WORK[kind] * things for kind, things in whole.parts.items()))
+    assert {"cell", "filtered", "projection", "row", "query"} <= set(whole.parts)
     budget = work // 2
     cut = search(budget)
     assert cut[2] and budget < cut[1] < work and cut[0] == every[: len(cut[0])]
@@ -684,6 +688,23 @@ def test_the_search_budget_counts_work_so_a_cut_search_stops_at_the_same_query_a
     rows = [[NAMES[row["id"]], row["released"]] for row in store.read(render_query(wanted, store.graph_label))]
     dropped = synthesizer.row_for(QAItem("q", question, None, (), 0, "filter", "train", extra={"rows": rows}))
     assert dropped.status == "dropped" and "budget spent before every path was searched" in dropped.reason
+
+
+def test_the_work_counts_the_groups_and_the_sorts_an_ordered_count_takes(store):
+    """ "The 2 countries most people come from": the search groups the people by country and
+    counts them, sorts the counts, and each is counted as work (they took most of a long search
+    and were counted as nothing before): a budget below them cuts the search."""
+    load(store)
+    question, wanted = CASES["a count per value of a property"]
+    schema = store.schema()
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    gold = gold_of(store, wanted)
+    found = reproduce(store, label_roots(schema), clauses, gold, candidate_key)
+    assert render_query(wanted) in [render_query(q) for q in found.queries]
+    assert found.parts["grouped"] >= len(PEOPLE) and found.parts["sorted"] > 0
+    without = found.work - WORK["grouped"] * found.parts["grouped"] - WORK["sorted"] * found.parts["sorted"]
+    cut = reproduce(store, label_roots(schema), clauses, gold, candidate_key, budget=int(without))
+    assert cut.exhausted
 
 
 def test_the_gold_querys_order_is_taught_where_its_limit_keeps_every_row(store):

@@ -404,19 +404,20 @@ KEPT_BINDINGS = 200_000
 
 #: The search's work, counted the same on any machine and beside any other search, so its budget
 #: stops it at the same point: the same pairs wherever and however many at a time they are made.
-#: Units per thing done (``Reproduction.parts`` counts the things); fitted by
-#: ``benchmarks/work_fit.py`` on per-question times of northwind searches against their counts.
+#: Units per thing done (``Reproduction.parts`` counts the things), fitted by
+#: ``benchmarks/work_fit.py`` (non-negative least squares) on the times of northwind searches: a
+#: unit is about a microsecond of one core of the machine fitted on, alone, and whole searches of
+#: 6-80 s were predicted within 10 % (README "Synthesis").
 WORK: dict[str, float] = {
-    "cell": 15,  # a value read from the database (a path's bindings, before the search)
-    "filtered": 1,  # a binding tested by a filter
-    "intersected": 0,  # a binding one filter keeps, looked up among those another keeps
-    "projection": 2,  # a projection worked out over a filter set's bindings ...
-    "projected": 1 / 32,  # ... a binding it goes through ...
-    "grouped": 0,  # ... a binding grouped and aggregated (once per group and aggregate: kept after)
-    "row": 0,  # ... and a row of its result
-    "sorted": 0,  # a row sorted by an order (each order of each projection's rows, each key's targets)
-    "pooled": 0,  # a row of the rows tied at a LIMIT, made a result to compare
-    "query": 300,  # a query the database runs to confirm a result
+    "cell": 12,  # a value read from the database (a path's bindings, before the search)
+    "filtered": 1.25,  # a binding tested by a filter
+    "intersected": 0.16,  # a binding one filter keeps, looked up among those another keeps
+    "projection": 5,  # a projection worked out over a filter set's bindings ...
+    "grouped": 0.9,  # ... a binding grouped and aggregated (once per group and aggregate: kept after)
+    "row": 3.5,  # ... and a row of its result
+    "sorted": 1,  # a row sorted by an order (each order of each projection's rows, each key's targets)
+    "pooled": 35,  # a row of the rows tied at a LIMIT, made a result to compare
+    "query": 1700,  # a query the database runs to confirm a result
 }
 
 
@@ -710,7 +711,6 @@ def _search(
             continue
         query = Query(pattern, filters, projection)
         found.count("projection")
-        found.count("projected", len(bindings))
         held = len(memo)
         full = rows_of(query, bindings, targets, memo)
         found.count("grouped", len(bindings) * (len(memo) - held))

@@ -63,11 +63,11 @@ class SynthesisConfig(StageConfig):
     )
     workers: int = Field(2, ge=1, description="Questions worked on in parallel.")
     language_budget: int = Field(
-        15_000_000,
+        10_000_000,
         gt=0,
         description="Work allowed a question's search of the query language for its gold result (rows), "
         "counted the same on any machine and beside any other question, so the same pairs come out: "
-        "about half a microsecond a unit on one core (reproduce.WORK_*).",
+        "about a microsecond a unit on one core (reproduce.WORK), so about 10 s a question by default.",
     )
     language_budget_s: float = Field(
         120.0,
