@@ -111,11 +111,10 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
         return
+    node_metrics = report.table() if report.node_questions() else {}
     for method in report.methods:
         executed = report.execution_accuracy(method)
-        line = f"execution accuracy {executed['all']['accuracy'] * 100:5.1f}" if executed else ""
-        if report.node_questions():
-            metrics = report.table()[method]
-            line = "  ".join([line] * bool(line) + [f"{k} {v * 100:5.1f}" for k, v in metrics.items()])
-        console.print(f"{method:<10} {line}")
+        parts = [f"execution accuracy {executed['all']['accuracy'] * 100:5.1f}"] if executed else []
+        parts += [f"{k} {v * 100:5.1f}" for k, v in node_metrics.get(method, {}).items()]
+        console.print(f"{method:<10} " + "  ".join(parts))
     console.print(f"report: {paths['markdown']} (plot {paths['plot'].name}, data {paths['json'].name})")

@@ -206,6 +206,12 @@ def answer_keys(item) -> tuple[set[str], Callable[[dict], str]]:
     return {normalize_name(a) for a in item.answers}, lambda node: normalize_name(str(node["name"]))
 
 
+def has_node_gold(item, gold: set[str]) -> bool:
+    """Whether the node metrics count the question: its gold answers are nodes, or it has no gold
+    result to be scored by instead (Text2Cypher's questions carry rows alone)."""
+    return bool(gold) or not (item.extra and "rows" in item.extra)
+
+
 def classify(
     answer,
     scores: QuestionScores,
@@ -296,7 +302,7 @@ def outcome_from_answer(
         execution_any = execution or (
             "any_of" in item.extra and some_rows_of(rows, item.extra["any_of"], len(result_key(item.extra["rows"])))
         )
-    if execution is not None and not gold:  # a gold result alone: the miss by L1's queries' results
+    if not has_node_gold(item, gold):  # a gold result alone: the miss by L1's queries' results
         failure = result_failure(answer, execution, each, use_selection)
     else:
         failure = classify(
@@ -324,7 +330,7 @@ def outcome_from_answer(
         picked,
         each,
         answered_by(answer, use_selection),
-        bool(gold) or execution is None,
+        has_node_gold(item, gold),
     )
 
 
@@ -361,7 +367,7 @@ def vector_outcome(item, store, embedder, k: int = 20) -> Outcome:
         scores,
         seconds,
         "correct" if scores.hit_at_1 else "wrong answer ranking (no query)",
-        node_gold=bool(gold) or not (item.extra and "rows" in item.extra),
+        node_gold=has_node_gold(item, gold),
     )
 
 
@@ -456,7 +462,7 @@ def _timed_out(item, method: str, seconds: float) -> Outcome:
         execution=False if executed else None,
         categories=categories,
         execution_any=False if executed else None,
-        node_gold=bool(gold) or not executed,
+        node_gold=has_node_gold(item, gold),
     )
 
 
@@ -600,6 +606,15 @@ def markdown(report: EvalReport, plot_name: str) -> str:
     return "\n".join(out)
 
 
+def _bars(axis, groups: list[str], series: dict[str, list[float]]) -> None:
+    """One bar per method in each group, side by side, the groups named under them."""
+    width = 0.8 / max(1, len(series))
+    for index, (method, values) in enumerate(series.items()):
+        axis.bar([g + index * width for g in range(len(groups))], values, width, label=method)
+    axis.set_xticks([g + width * (len(series) - 1) / 2 for g in range(len(groups))], groups)
+    axis.set_ylim(0, 100)
+
+
 def plot(report: EvalReport, path: Path) -> None:
     """The node metrics by hop and method; with no question whose answers are nodes, execution
     accuracy by category and method."""
@@ -612,41 +627,21 @@ def plot(report: EvalReport, path: Path) -> None:
         tables = {m: report.execution_accuracy(m) or {} for m in report.methods}
         names = sorted({n for t in tables.values() for n in t}, key=lambda n: (n != "all", n))
         fig, axis = plt.subplots(figsize=(max(6.0, 0.9 * len(names)), 4.2))
-        width = 0.8 / max(1, len(report.methods))
-        for index, (method, table) in enumerate(tables.items()):
-            values = [table[n]["accuracy"] * 100 if n in table else 0.0 for n in names]
-            axis.bar([g + index * width for g in range(len(names))], values, width, label=method)
-        axis.set_xticks(
-            [g + width * (len(report.methods) - 1) / 2 for g in range(len(names))],
-            [n if len(n) <= 24 else n[:22] + "…" for n in names],
-            rotation=30,
-            ha="right",
-            fontsize=7,
-        )
-        axis.set_ylim(0, 100)
+        series = {m: [t[n]["accuracy"] * 100 if n in t else 0.0 for n in names] for m, t in tables.items()}
+        _bars(axis, [n if len(n) <= 24 else n[:22] + "…" for n in names], series)
+        plt.setp(axis.get_xticklabels(), rotation=30, ha="right", fontsize=7)
         axis.set_ylabel("execution accuracy %")
         axis.legend(fontsize=7, loc="upper right")
-        fig.suptitle(report.title, fontsize=10)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return
-
-    shown = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr", "f1")
-    groups = [("all", None)] + [(f"{h}-hop", h) for h in report.hops()]
-    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.4), sharey=True)
-    width = 0.8 / max(1, len(report.methods))
-    for axis, metric in zip(axes, shown):
-        for index, method in enumerate(report.methods):
-            values = [report.table(h)[method][metric] * 100 for _, h in groups]
-            axis.bar([g + index * width for g in range(len(groups))], values, width, label=method)
-        axis.set_xticks(
-            [g + width * (len(report.methods) - 1) / 2 for g in range(len(groups))], [name for name, _ in groups]
-        )
-        axis.set_title(metric.replace("_", " "))
-        axis.set_ylim(0, 100)
-    axes[0].set_ylabel("%")
-    axes[-1].legend(fontsize=7, loc="upper right")
+    else:
+        shown = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr", "f1")
+        groups = [("all", None)] + [(f"{h}-hop", h) for h in report.hops()]
+        fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.4), sharey=True)
+        tables = [report.table(h) for _, h in groups]
+        for axis, metric in zip(axes, shown):
+            _bars(axis, [name for name, _ in groups], {m: [t[m][metric] * 100 for t in tables] for m in report.methods})
+            axis.set_title(metric.replace("_", " "))
+        axes[0].set_ylabel("%")
+        axes[-1].legend(fontsize=7, loc="upper right")
     fig.suptitle(report.title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

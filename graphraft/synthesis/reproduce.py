@@ -406,8 +406,8 @@ KEPT_BINDINGS = 200_000
 #: stops it at the same point: the same pairs wherever and however many at a time they are made.
 #: Units per thing done (``Reproduction.parts`` counts the things), fitted by
 #: ``benchmarks/work_fit.py`` (non-negative least squares) on the times of northwind searches: a
-#: unit is about a microsecond of one core of the machine fitted on, alone, and whole searches of
-#: 6-80 s were predicted within 10 % (README "Synthesis").
+#: unit is about a microsecond of one core of the machine fitted on, alone; whole searches of
+#: 6-80 s were predicted off by 10 % of their seconds in all, 22 % at most for one (README "Synthesis").
 WORK: dict[str, float] = {
     "cell": 12,  # a value read from the database (a path's bindings, before the search)
     "filtered": 1.25,  # a binding tested by a filter
@@ -433,10 +433,13 @@ class _PathState:
     shaped: list[Projection]
     allowed: list[Filter]
     kept: dict[Filter, frozenset[int]] = dataclasses.field(default_factory=dict)
-    #: every binding's index (what no filter keeps)
-    everything: frozenset[int] = frozenset()
     #: bindings kept -> (projection, order, limit, tied) of each query confirmed over them
     subsets: dict[frozenset[int], list[tuple]] = dataclasses.field(default_factory=dict)
+    #: every binding's index (what no filter keeps)
+    everything: frozenset[int] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.everything = frozenset(range(len(self.every)))
 
 
 def reproduce(
@@ -543,7 +546,6 @@ def reproduce(
         admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
         shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
         state = _PathState(pattern, every, shaped, sorted(clauses.filters(pattern), key=filter_order))
-        state.everything = frozenset(range(len(every)))
         if held + len(every) <= KEPT_BINDINGS:
             states[index] = state
             held += len(every)
