@@ -81,6 +81,34 @@ def test_a_label_root_needs_no_entity(asker):
     assert answer.values == expected and [a.id for a in answer.answers] == [row["id"] for row in expected]
 
 
+@pytest.mark.parametrize("stated_first", [True, False])
+def test_the_query_that_says_the_questions_values_is_tried_first(asker, stated_first):
+    """L1's top query leaves out the year the question states and its second keeps it: ask tries
+    the second first (the rule synthesis chose its training pairs by), unless told L1's order."""
+    every = "MATCH (n0:Movie) RETURN DISTINCT n0.id AS id"
+    in_1999 = "MATCH (n0:Movie) WHERE n0.released = 1999 RETURN DISTINCT n0.id AS id"
+    # a third saying as much as the second (the year, and nothing unstated): after it, in L1's order
+    after_1999 = "MATCH (n0:Movie) WHERE n0.released > 1999 RETURN DISTINCT n0.id AS id"
+    answer = asker(every, in_1999, after_1999, stated_first=stated_first).ask("which movies came out in 1999")
+    tried = [q.cypher for q in answer.queries]
+    assert tried == ([in_1999, after_1999, every] if stated_first else [every, in_1999, after_1999])
+    assert [q.score for q in answer.queries] == ([-1.0, -2.0, 0.0] if stated_first else [0.0, -1.0, -2.0])
+    # the answer's nodes come in the order the queries were tried: the first query's first
+    first = {m for m, p in MOVIES.items() if p["released"] == 1999} if stated_first else set(MOVIES)
+    assert answer.values_from == tried[0] and {a.id for a in answer.answers[: len(first)]} == first
+
+
+def test_a_limit_of_the_number_the_question_states_is_tried_first(asker):
+    """ "The 2 newest movies": L1's top query keeps 1 (a LIMIT 1 states no number, "the newest");
+    its second keeps the 2 the question states, and is tried first."""
+    by_year = "MATCH (n0:Movie) WITH DISTINCT n0 ORDER BY n0.released DESC LIMIT {} RETURN n0.id AS id"
+    one, two = by_year.format(1), by_year.format(2)
+    answer = asker(one, two).ask("which 2 movies came out last")
+    assert [q.cypher for q in answer.queries] == [two, one]
+    newest = sorted(MOVIES, key=lambda m: -MOVIES[m]["released"])[:2]
+    assert [a.id for a in answer.answers] == newest
+
+
 def test_another_node_beside_the_target_is_answered_row_by_row(asker):
     """Each movie after 2000 with each of its actors: a row per pair, the actor by id."""
     wanted = (

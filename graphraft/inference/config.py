@@ -40,3 +40,11 @@ class AskConfig(StageConfig):
             "order and limit, and queries rooted at a label."
         ),
     )
+    stated_first: bool = Field(
+        True,
+        description=(
+            "Try first, among L1's queries of the language, those that say more of the values the question "
+            "states (its numbers, quoted text, named entities) and less that it does not; L1's order within "
+            "each (off: L1's order)."
+        ),
+    )

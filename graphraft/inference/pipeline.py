@@ -27,7 +27,7 @@ from graphraft.inference.selection import AnswerSelector, run_reply
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.language import is_node_column
-from graphraft.synthesis.literals import question_literals
+from graphraft.synthesis.literals import question_literals, stated_balance
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import language_paths
 from graphraft.synthesis.resolution import resolver_for
@@ -339,6 +339,9 @@ class GraphRAFT:
         described = patterns if isinstance(patterns, dict) else {}
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
+        anchor_names = {a.id: a.name for a in anchors}
+        if self.config.stated_first:
+            generated = stated_first(generated, answer.question, anchor_names)
         ran = self.config.run_queries or len(generated)
         run, unrun = generated[:ran], generated[ran:]
         retrieval = execute(
@@ -347,7 +350,6 @@ class GraphRAFT:
         top = next((run for run in retrieval.runs if run.rows or run.node_ids), None)
         self._take_values(answer, top, retrieval)
         answer._query_order_values = answer.values
-        anchor_names = {a.id: a.name for a in anchors}
         answer.evidence = textualise(
             retrieval,
             described,
@@ -424,6 +426,20 @@ class GraphRAFT:
 
     def close(self) -> None:
         self.store.close()
+
+
+def stated_first(generated: list, question: str, names: dict[str, str]) -> list:
+    """L1's queries of the language in the order they are tried: those that say more of the
+    values the question states and less that it does not first (``literals.stated_balance``, the
+    rule synthesis's training pairs are chosen by), L1's order within each; paths (no values to
+    say) keep L1's order."""
+    if not any(g.query is not None for g in generated):
+        return generated
+    literals = question_literals(question)
+    balance = {
+        id(g): stated_balance(g.query, literals, question, names) if g.query is not None else 0 for g in generated
+    }
+    return sorted(generated, key=lambda g: -balance[id(g)])
 
 
 def _searchable(candidates):

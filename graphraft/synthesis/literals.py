@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graphraft.synthesis.language import MAX_LIMIT, Value
+from graphraft.synthesis.language import EXISTENCE, MAX_LIMIT, NULL_TESTS, Query, Value
 
 # a four-digit year of tens followed by "s": the decade starting there
 _DECADE = re.compile(r"(?<![\w.])(\d{3}0)s(?!\w)")
@@ -84,3 +84,54 @@ def mentioned_values(question: str, values: list[Value]) -> list[Value]:
         if re.search(rf"(?<!\w){re.escape(value.casefold())}(?!\w)", text):
             found.append(value)
     return found
+
+
+#: filters that compare with nothing the question states (a negated value, a null test, a lacking link)
+STATES_NOTHING = ("<>", *NULL_TESTS, *EXISTENCE)
+
+
+def stated_balance(query: Query, literals: Literals | None, question: str, names: dict[str, str] | None = None) -> int:
+    """How many of the values the question states ``query`` says, less the things it says that
+    the question does not: what synthesis's training pairs prefer among queries with one result
+    (``synthesizer.simplicity``) and what ``ask`` tries first among L1's queries
+    (``AskConfig.stated_first``).
+
+    A value the question states (a number, a quoted string, a property value it spells out) is
+    said by a filter that keeps it (not ``<>``) or a condition on an aggregate, by a LIMIT of
+    that number (not 1: "the most ..." states no number), or by an anchor of that name
+    (``names``: anchor id -> name), each value once; a filter that compares with nothing the
+    question states (``IS NULL``, ``NOT (n)-[...]``, ``<>``) and a LIMIT of a number it does not
+    state each say something it does not."""
+    stated = set(literals.numbers) | set(literals.strings) if literals else set()
+
+    def states(value) -> bool:
+        if isinstance(value, bool):
+            return False
+        if value in stated:
+            return True
+        return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
+
+    said = {_said(item.value) for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
+    if query.projection.having is not None:  # the groups kept by their aggregate: a filter too
+        op, value = query.projection.having
+        if op not in STATES_NOTHING and states(value):
+            said.add(_said(value))
+    unstated = sum(item.op in STATES_NOTHING for item in query.filters)
+    if query.limit is not None:
+        if query.limit in stated and query.limit != 1:
+            said.add(_said(query.limit))
+        elif query.limit not in stated:
+            unstated += 1
+    for anchor in (query.pattern.anchor, query.pattern.end_anchor):
+        name = (names or {}).get(anchor.id) if anchor is not None and anchor.id else None
+        if name and states(name):
+            said.add(_said(name))
+    return len(said) - unstated
+
+
+def _said(value) -> str:
+    """One form of a value the question states, whatever its type in the query: its 3 said by
+    `LIMIT 3` and by `shipVia = "3"` is one value, said once."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip().casefold()

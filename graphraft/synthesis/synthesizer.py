@@ -32,8 +32,8 @@ from graphraft.graph.loaders.questions import QAItem
 from graphraft.progress import Progress, SilentProgress
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import Enumeration, PatternEnumerator
-from graphraft.synthesis.language import AGGREGATES, EXISTENCE, NULL_TESTS, Query, render_query
-from graphraft.synthesis.literals import Literals, mentioned_values, question_literals
+from graphraft.synthesis.language import AGGREGATES, Query, render_query
+from graphraft.synthesis.literals import Literals, question_literals, stated_balance
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import RENDERER_VERSION, language_paths
 from graphraft.synthesis.ranking import rank, select
@@ -311,10 +311,6 @@ def pair_query(found: Reproduction, literals: Literals, question: str, names: di
     )
 
 
-#: filters that compare with nothing the question states (a negated value, a null test, a lacking link)
-STATES_NOTHING = ("<>", *NULL_TESTS, *EXISTENCE)
-
-
 def simplicity(
     query: Query, literals: Literals | None = None, question: str = "", names: dict[str, str] | None = None
 ) -> tuple:
@@ -324,37 +320,9 @@ def simplicity(
     does not (a filter on the quoted summary, not an order that happens to keep the same row);
     then the shortest path, the fewest clauses (an aggregate, its group and a condition on it
     count, so the nodes filtered as the question says beat an average per name kept over the
-    same number), the schema names the question echoes, the shortest text.
-
-    A value the question states (a number, a quoted string, a property value it spells out) is
-    said by a filter that keeps it (not ``<>``) or a condition on an aggregate, by a LIMIT of
-    that number, or by an anchor of that name (``names``: anchor id -> name), each value once; a
-    filter that compares with nothing the question states (``IS NULL``, ``NOT (n)-[...]``,
-    ``<>``) and a LIMIT of a number it does not state each say something it does not."""
-    stated = set(literals.numbers) | set(literals.strings) if literals else set()
-
-    def states(value) -> bool:
-        if isinstance(value, bool):
-            return False
-        if value in stated:
-            return True
-        return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
-
-    said = {_said(item.value) for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
-    if query.projection.having is not None:  # the groups kept by their aggregate: a filter too
-        op, value = query.projection.having
-        if op not in STATES_NOTHING and states(value):
-            said.add(_said(value))
-    unstated = sum(item.op in STATES_NOTHING for item in query.filters)
-    if query.limit is not None:
-        if query.limit in stated and query.limit != 1:
-            said.add(_said(query.limit))
-        elif query.limit not in stated:
-            unstated += 1
-    for anchor in (query.pattern.anchor, query.pattern.end_anchor):
-        name = (names or {}).get(anchor.id) if anchor is not None and anchor.id else None
-        if name and states(name):
-            said.add(_said(name))
+    same number), the schema names the question echoes, the shortest text. What a query says of
+    the question's values: ``literals.stated_balance`` (``names``: anchor id -> name)."""
+    balance = stated_balance(query, literals, question, names)
     projection = query.projection
     clauses = len(query.filters) + len(projection.properties) + (query.order is not None)
     clauses += query.limit is not None
@@ -366,7 +334,7 @@ def simplicity(
     text = render_query(query)
     return (
         query.pattern.anchor.is_label_root,
-        unstated - len(said),
+        -balance,
         len(query.pattern.steps),
         clauses,
         -len(echoed_words(query, question)),
@@ -375,14 +343,6 @@ def simplicity(
         len(text),
         text,
     )
-
-
-def _said(value) -> str:
-    """One form of a value the question states, whatever its type in the query: its 3 said by
-    `LIMIT 3` and by `shipVia = "3"` is one value, said once."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip().casefold()
 
 
 def echoed_words(query: Query, question: str) -> set[str]:
