@@ -436,10 +436,10 @@ def stated_first(generated: list, question: str, names: dict[str, str]) -> list:
     if not any(g.query is not None for g in generated):
         return generated
     literals = question_literals(question)
-    balance = {
-        id(g): stated_balance(g.query, literals, question, names) if g.query is not None else 0 for g in generated
-    }
-    return sorted(generated, key=lambda g: -balance[id(g)])
+    # sorted is stable and computes each key once
+    return sorted(
+        generated, key=lambda g: -stated_balance(g.query, literals, question, names) if g.query is not None else 0
+    )
 
 
 def _searchable(candidates):
