@@ -109,6 +109,35 @@ def test_a_limit_of_the_number_the_question_states_is_tried_first(asker):
     assert [a.id for a in answer.answers] == newest
 
 
+COUNTED = "MATCH (n0:Person)-[r1:ACTED_IN]->(n1:Movie) RETURN {}.id AS id, count(DISTINCT {}) AS count "
+BY_PERSON = COUNTED.format("n0", "n1") + "ORDER BY count DESC LIMIT 2"
+BY_MOVIE = COUNTED.format("n1", "n0") + "ORDER BY count DESC LIMIT 2"
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("which 2 movies have the most people acting in them", "Movie"),
+        ("how many movies do 2 persons act in the most", "Person"),
+    ],
+)
+@pytest.mark.parametrize("asked_label_first", [True, False])
+def test_the_query_answering_with_the_label_the_question_asks_for_is_tried_first(
+    asker, question, asked, asked_label_first
+):
+    """L1 writes the count per person before the count per movie. Asked for movies, ask tries the
+    count per movie first; after "how many" movies are what is counted, so the question asks for
+    persons, and L1's order stands; told not to prefer, L1's order stands too."""
+    answer = asker(BY_PERSON, BY_MOVIE, asked_label_first=asked_label_first).ask(question)
+    tried = [q.cypher for q in answer.queries]
+    first = BY_MOVIE if asked_label_first and asked == "Movie" else BY_PERSON
+    assert tried[0] == first and set(tried) == {BY_PERSON, BY_MOVIE}
+    per = collections.Counter(m if first == BY_MOVIE else p for p, m in ACTED_IN)
+    top = {x for x, n in per.items() if n >= sorted(per.values())[-2]}
+    assert answer.values_from == first and {row["id"] for row in answer.values} == top
+    assert [row["count"] for row in answer.values] == [per[row["id"]] for row in answer.values]
+
+
 def test_another_node_beside_the_target_is_answered_row_by_row(asker):
     """Each movie after 2000 with each of its actors: a row per pair, the actor by id."""
     wanted = (

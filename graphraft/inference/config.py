@@ -48,3 +48,11 @@ class AskConfig(StageConfig):
             "each (off: L1's order)."
         ),
     )
+    asked_label_first: bool = Field(
+        True,
+        description=(
+            "Then try first those that answer with nodes of the label the question asks for (the first it "
+            "names, not one after 'how many'): 'which suppliers have the most products' by supplier, not by "
+            "product (off: no such preference)."
+        ),
+    )

@@ -22,12 +22,13 @@ from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
 from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
+from graphraft.inference.query_order import tried_order
 from graphraft.inference.retrieval import execute, patterns_shown, returns_values, textualise
 from graphraft.inference.selection import AnswerSelector, run_reply
 from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.enumeration import PatternEnumerator
 from graphraft.synthesis.language import is_node_column
-from graphraft.synthesis.literals import question_literals, stated_balance
+from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.mentions import EntityExtractor, make_extractor
 from graphraft.synthesis.patterns import language_paths
 from graphraft.synthesis.resolution import resolver_for
@@ -340,8 +341,15 @@ class GraphRAFT:
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         anchor_names = {a.id: a.name for a in anchors}
-        if self.config.stated_first:
-            generated = stated_first(generated, answer.question, anchor_names)
+        if self.config.stated_first or self.config.asked_label_first:
+            generated = tried_order(
+                generated,
+                answer.question,
+                anchor_names,
+                self.store.schema().labels,
+                stated=self.config.stated_first,
+                asked=self.config.asked_label_first,
+            )
         ran = self.config.run_queries or len(generated)
         run, unrun = generated[:ran], generated[ran:]
         retrieval = execute(
@@ -426,20 +434,6 @@ class GraphRAFT:
 
     def close(self) -> None:
         self.store.close()
-
-
-def stated_first(generated: list, question: str, names: dict[str, str]) -> list:
-    """L1's queries of the language in the order they are tried: those that say more of the
-    values the question states and less that it does not first (``literals.stated_balance``, the
-    rule synthesis's training pairs are chosen by), L1's order within each; paths (no values to
-    say) keep L1's order."""
-    if not any(g.query is not None for g in generated):
-        return generated
-    literals = question_literals(question)
-    # sorted is stable and computes each key once
-    return sorted(
-        generated, key=lambda g: -stated_balance(g.query, literals, question, names) if g.query is not None else 0
-    )
 
 
 def _searchable(candidates):
