@@ -49,3 +49,44 @@ def test_number_words_are_read_only_in_the_language_asked():
 def test_a_year_stated_is_what_a_text_value_may_start_with():
     """A date kept as text (``orderDate: "1996-07-04"``) is compared with the year as its start."""
     assert question_literals("orders placed in 1996, the 5 first, 3.5 kg, 12000 units").years == ("1996",)
+
+
+@pytest.mark.parametrize(
+    "question, key, stated",
+    [
+        ("What are the discontinued products?", "discontinued", True),
+        ("Which products are reordered but not discontinued?", "discontinued", False),
+        ("products that are not yet discontinued", "discontinued", False),  # a negation reaches 3 words
+        ("products that aren't discontinued", "discontinued", False),
+        ("list non-discontinued products", "discontinued", False),
+        ("not one of the products we have is discontinued", "discontinued", True),  # too far to negate it
+        ("Which products are in stock?", "discontinued", None),  # names no such property
+        ("the active users", "isActive", True),  # a leading is/has need not be said
+        ("users with a verified email", "hasVerifiedEmail", True),
+    ],
+)
+def test_a_boolean_property_is_stated_by_naming_it_or_negating_it(question, key, stated):
+    from graphraft.synthesis.literals import stated_boolean
+
+    assert stated_boolean(question, key) is stated
+
+
+@pytest.mark.parametrize(
+    "question, kept",
+    [("which discontinued products are there", True), ("which products are not discontinued", False)],
+)
+def test_the_boolean_the_question_states_is_said_and_its_opposite_is_not(question, kept):
+    """`discontinued = true` says what "discontinued products" states; `= false` says something
+    it does not; a negated name turns both round. Neither counts where the question is silent."""
+    from graphraft.synthesis.language import Filter, Query
+    from graphraft.synthesis.literals import stated_balance
+    from graphraft.synthesis.patterns import AnchorRef, Pattern
+
+    root = Pattern(AnchorRef(None, ("Product",)), (), 0)
+    literals = question_literals(question)
+    balance = {
+        v: stated_balance(Query(root, (Filter(0, "discontinued", "=", v),)), literals, question) for v in (True, False)
+    }
+    assert balance[kept] == 1 and balance[not kept] == -1
+    silent = "which products are there"
+    assert stated_balance(Query(root, (Filter(0, "discontinued", "=", kept),)), question_literals(silent), silent) == 0

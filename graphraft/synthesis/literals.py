@@ -7,10 +7,12 @@ question's characters, in any language. Numbers spelled out (``the three newest 
 read by text2num's ``alpha2digit`` in the question's language (``NUMBER_WORDS``: English; it
 knows French, Spanish, Portuguese, German, Italian and Dutch too), small ones too ("zero units",
 "the two newest", "more than one category": its threshold 0; ordinals, "first", are not numbers
-to compare with); nothing else here knows a word of a language. A property
+to compare with); besides them only the words that negate a boolean property's name
+(``NEGATIONS``, English: "not discontinued") are words of a language. A property
 with few values (the schema lists them) may also be compared with one of its values that the
 question spells out (``France``), found by looking the values up in the question, not the
-question's words up in a list."""
+question's words up in a list; a boolean property is stated true where the question names it
+("discontinued products"), false where a negation comes just before ("not discontinued")."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from graphraft.synthesis.language import EXISTENCE, MAX_LIMIT, NULL_TESTS, Query, Value
+from graphraft.synthesis.verbalise import words_of
 
 # a four-digit year of tens followed by "s": the decade starting there
 _DECADE = re.compile(r"(?<![\w.])(\d{3}0)s(?!\w)")
@@ -86,6 +89,30 @@ def mentioned_values(question: str, values: list[Value]) -> list[Value]:
     return found
 
 
+#: words that negate the boolean property named just after them (English; empty: none read)
+NEGATIONS: frozenset[str] = frozenset({"not", "no", "non", "never", "without", "nor", "un"})
+#: how many words before a property's name a negation reaches ("not yet discontinued")
+NEGATION_REACH = 3
+#: leading words of a boolean property's name that the question need not say (``isActive``: "active")
+BOOLEAN_PREFIXES = ("is", "has", "was")
+
+
+def stated_boolean(question: str, key: str) -> bool | None:
+    """The value the question gives boolean property ``key`` by naming it: True where it names
+    it (``discontinued``: "the discontinued products"; ``isActive``: "active users"), False where
+    a negation (``NEGATIONS``, or a word ending in n't) comes within ``NEGATION_REACH`` words
+    before ("products not yet discontinued"), None where it does not name it."""
+    name = words_of(key)
+    while len(name) > 1 and name[0] in BOOLEAN_PREFIXES:
+        name = name[1:]
+    words = re.findall(r"[\w']+", question.casefold())
+    for index in range(len(words) - len(name) + 1):
+        if words[index : index + len(name)] == name:
+            before = words[max(0, index - NEGATION_REACH) : index]
+            return not any(w in NEGATIONS or w.endswith("n't") for w in before)
+    return None
+
+
 #: filters that compare with nothing the question states (a negated value, a null test, a lacking link)
 STATES_NOTHING = ("<>", *NULL_TESTS, *EXISTENCE)
 
@@ -99,10 +126,13 @@ def stated_balance(query: Query, literals: Literals | None, question: str, names
     A value the question states (a number, a quoted string, a property value it spells out) is
     said by a filter that keeps it (not ``<>``) or a condition on an aggregate, by a LIMIT of
     that number (not 1: "the most ..." states no number), or by an anchor of that name
-    (``names``: anchor id -> name), each value once; a filter that compares with nothing the
-    question states (``IS NULL``, ``NOT (n)-[...]``, ``<>``) and a LIMIT of a number it does not
-    state each say something it does not."""
+    (``names``: anchor id -> name), each value once; a boolean property's value by a filter
+    ``= true`` where the question names the property, ``= false`` where it negates it
+    (``stated_boolean``). A filter that compares with nothing the question states (``IS NULL``,
+    ``NOT (n)-[...]``, ``<>``), a boolean filter against what the question states, and a LIMIT
+    of a number it does not state each say something it does not."""
     stated = set(literals.numbers) | set(literals.strings) if literals else set()
+    unstated = 0
 
     def states(value) -> bool:
         if isinstance(value, bool):
@@ -112,11 +142,18 @@ def stated_balance(query: Query, literals: Literals | None, question: str, names
         return isinstance(value, str) and bool(value.strip()) and bool(mentioned_values(question, [value]))
 
     said = {_said(item.value) for item in query.filters if item.op not in STATES_NOTHING and states(item.value)}
+    for item in query.filters:  # a boolean the question states by naming its property, or negating it
+        if item.op == "=" and isinstance(item.value, bool):
+            told = stated_boolean(question, item.key)
+            if told is not None and told == item.value:
+                said.add(f"{item.key} = {told}")
+            elif told is not None:
+                unstated += 1
     if query.projection.having is not None:  # the groups kept by their aggregate: a filter too
         op, value = query.projection.having
         if op not in STATES_NOTHING and states(value):
             said.add(_said(value))
-    unstated = sum(item.op in STATES_NOTHING for item in query.filters)
+    unstated += sum(item.op in STATES_NOTHING for item in query.filters)
     if query.limit is not None:
         if query.limit in stated and query.limit != 1:
             said.add(_said(query.limit))
