@@ -45,7 +45,7 @@ class AskConfig(StageConfig):
         description=(
             "Try first, among L1's queries of the language, those that say more of the values the question "
             "states (its numbers, quoted text, named entities) and less that it does not; L1's order within "
-            "each (off: L1's order)."
+            "each (off: left out; with --no-asked-label-first too, L1's order)."
         ),
     )
     asked_label_first: bool = Field(
