@@ -200,11 +200,12 @@ def test_words_come_from_the_schema_and_a_phrase_file_replaces_them(tmp_path):
     assert words_of("DIRECTED_BY") == ["directed", "by"] and words_of("releaseYear") == ["release", "year"]
     assert [plural(w) for w in ("city", "genre", "match", "day")] == ["cities", "genres", "matches", "days"]
     assert [plural(w) for w in ("tags", "starred actors", "status")] == ["tags", "starred actors", "statuses"]
-    assert [singular(w) for w in ("starred actors", "countries", "boxes", "genre")] == [
+    assert [singular(w) for w in ("starred actors", "countries", "boxes", "genre", "movies")] == [
         "starred actor",
         "country",
         "box",
         "genre",
+        "movie",
     ]
     verbaliser = Verbaliser()
     # there and back through one type: also read as sharing, in the type's noun or its agent noun

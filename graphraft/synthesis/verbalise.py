@@ -104,9 +104,12 @@ def plural(noun: str) -> str:
 
 def singular(noun: str) -> str:
     """English singular of the last word (a rule): ``starred actors`` -> ``starred actor``,
-    ``categories`` -> ``category``; a word that does not read as a plural stays."""
+    ``categories`` -> ``category``, ``movies`` -> ``movie`` (-vies: English has few -vy nouns); a
+    word that does not read as a plural stays."""
     head, _, last = noun.rpartition(" ")
-    if re.search(r"[^aeiou]ies$", last):
+    if re.search(r"vies$", last):
+        last = last[:-1]
+    elif re.search(r"[^aeiou]ies$", last):
         last = last[:-3] + "y"
     elif re.search(r"(x|z|ch|sh|ss)es$", last):
         last = last[:-2]
