@@ -341,7 +341,8 @@ class GraphRAFT:
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         anchor_names = {a.id: a.name for a in anchors}
-        if self.config.stated_first or self.config.asked_label_first:
+        # paths (no query of the language) keep L1's order and need no schema
+        if any(g.query is not None for g in generated):
             generated = tried_order(
                 generated,
                 answer.question,

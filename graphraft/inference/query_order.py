@@ -78,7 +78,7 @@ def tried_order(
 ) -> list:
     """L1's queries (``GeneratedQuery``) in the order ``ask`` tries them (the module's rules;
     ``names``: anchor id -> name, ``labels``: the graph's)."""
-    if not (stated or asked) or not any(g.query is not None for g in generated):
+    if not (stated or asked):
         return generated
     literals = question_literals(question)
     label = asked_label(question, labels) if asked else None
