@@ -13,7 +13,7 @@ from graphraft.synthesis.clauses import ClauseSpace
 from graphraft.synthesis.language import Filter, Order, Projection, Query, render_query
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots
-from graphraft.synthesis.reproduce import WORK, reproduce
+from graphraft.synthesis.reproduce import WORK, mirror, one_of_mirrors, reproduce
 from graphraft.synthesis.results import candidate_key, result_key, same_result, some_rows_of
 
 NAMES = {**{i: p["name"] for i, p in PEOPLE.items()}, **{i: m["title"] for i, m in MOVIES.items()}}
@@ -144,7 +144,13 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
     gold = gold_of(store, wanted)
     found = reproduce(store, list(dict.fromkeys(patterns)), clauses, gold, candidate_key)
     texts = [render_query(q) for q in found.queries]
-    assert render_query(wanted) in texts
+    # the query, or where the same path walked from its other end renders earlier, a query of that
+    # mirror (the one a pair could teach: they tie on all else)
+    other = mirror(wanted.pattern)
+    if other is not None and one_of_mirrors([wanted.pattern, other]) == [other]:
+        assert any(q.pattern == other for q in found.queries)
+    else:
+        assert render_query(wanted) in texts
     for query in found.queries:  # every query kept gives the gold result on the database
         rows = store.read(render_query(query, store.graph_label))
         # (or, where its LIMIT cuts through tied rows, as many rows, a pick among them)
@@ -152,6 +158,26 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
         assert gold_of(store, query) == gold or tied, render_query(query)
         assert rows
     assert found.proposed >= len(found.queries) and found.matches > 0
+
+
+def test_a_label_roots_path_and_its_mirror_match_the_same_and_one_is_searched(store):
+    """A label root's path walked from its other end matches the same bindings (the same targets
+    for the same filters), so the search works through one of the two: the one whose path renders
+    earlier, the one a training pair would teach."""
+    load(store)
+    paths = [p for p in label_roots(store.schema()) if mirror(p) is not None]
+    assert paths and all(mirror(p) in paths for p in paths)
+    for path in paths:
+        other = mirror(path)
+        assert mirror(other) == path and other.labels_of(other.target) == path.labels_of(path.target)
+        ids = [sorted(row["id"] for row in store.read(render_query(Query(p), store.graph_label))) for p in (path, other)]
+        assert ids[0] == ids[1] and ids[0]
+        kept = one_of_mirrors([path, other])
+        assert len(kept) == 1 and kept == one_of_mirrors([other, path])
+        texts = sorted(render_query(Query(p)) for p in (path, other))
+        assert render_query(Query(kept[0])) == texts[0] or path == other
+    every = one_of_mirrors(paths)
+    assert len(every) == len(paths) // 2 and {p for p in paths} == set(every) | {mirror(p) for p in every}
 
 
 def test_a_column_none_of_whose_values_the_gold_holds_is_never_returned(store):

@@ -469,7 +469,9 @@ def reproduce(
     before the next — a gold query of a 1-hop path is not left behind the thousands of filter
     sets of a 0-hop one, so a search the budget stops has tried the simpler queries everywhere.
     Where the question names an entity, a label root counts one step more: the paths from the
-    entity, few bindings each, come before the label's filters."""
+    entity, few bindings each, come before the label's filters. At each count, the paths of fewest
+    bindings first (a budget spent on one path's thousands of filter sets has tried the others);
+    of a label root's path and its mirror (``one_of_mirrors``), only the one a pair could teach."""
     found = Reproduction([])
     started = time.perf_counter()
     widths = {len(row) for row in gold}
@@ -477,8 +479,11 @@ def reproduce(
     names: dict[str, str] = {}
     tried: set[str] = set()
     linked: dict[tuple, set | None] = {}  # the ids of a label's nodes that have a kind of relationship
-    patterns = list(patterns)
-    states: dict[int, _PathState | None] = {}  # kept between passes, up to KEPT_BINDINGS bindings in all
+    patterns = one_of_mirrors(list(patterns))
+    states: dict[int, _PathState | None] = {}  # kept between passes
+    #: a MATCH's bindings and the bindings each filter keeps, up to KEPT_BINDINGS bindings in all
+    read: dict[str, tuple[list[dict[str, dict]], dict[Filter, frozenset[int]]]] = {}
+    sizes: dict[int, int] = {}  # each path's number of bindings, once read
     held = 0
 
     def confirm(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
@@ -523,32 +528,39 @@ def reproduce(
         )
 
     def state_of(index: int) -> _PathState | None:
-        """The path's state, read (again) when not kept; None: too many bindings, or an error."""
+        """The path's state, read (again) when not kept; None: too many bindings, or an error.
+        The paths of one MATCH (the same path, another target) share its bindings, read once,
+        and the bindings each filter keeps."""
         nonlocal held
         if index in states:
             return states[index]
         pattern = patterns[index]
         keys = _keys_of(clauses, pattern)
-        try:
-            rows = store.read(
-                bindings_text(pattern, keys, store.graph_label) + f" LIMIT {MAX_BINDINGS + 1}", timeout_ms=timeout_ms
-            )
-        except GraphRAFTError:
-            states[index] = None
-            found.skipped += 1
-            return None
-        if len(rows) > MAX_BINDINGS:
-            states[index] = None
-            found.skipped += 1
-            return None
-        found.count("cell", len(rows) * (len(rows[0]) if rows else 0))
-        every = _bindings(keys, rows, names)
+        text = bindings_text(pattern, keys, store.graph_label)
+        if text in read:
+            every, kept = read[text]
+        else:
+            try:
+                rows = store.read(text + f" LIMIT {MAX_BINDINGS + 1}", timeout_ms=timeout_ms)
+            except GraphRAFTError:
+                states[index] = None
+                found.skipped += 1
+                return None
+            if len(rows) > MAX_BINDINGS:
+                states[index] = None
+                found.skipped += 1
+                return None
+            found.count("cell", len(rows) * (len(rows[0]) if rows else 0))
+            every, kept = _bindings(keys, rows, names), {}
+            if held + len(every) <= KEPT_BINDINGS:
+                read[text] = every, kept
+                held += len(every)
+        sizes[index] = len(every)
         admit = _admitted(every, gold_values, lambda value: result_key([(value,)], names))
         shaped = [p for p in projections(clauses, pattern, admit) if _fits(p, widths, len(gold))]
-        state = _PathState(pattern, every, shaped, sorted(clauses.filters(pattern), key=filter_order))
-        if held + len(every) <= KEPT_BINDINGS:
+        state = _PathState(pattern, every, shaped, sorted(clauses.filters(pattern), key=filter_order), kept)
+        if text in read:
             states[index] = state
-            held += len(every)
         return state
 
     # simplest first: a query's steps and filters counted together, a label root's as one more
@@ -556,10 +568,12 @@ def reproduce(
     named = any(not pattern.anchor.is_label_root for pattern in patterns)
     steps = [len(p.steps) + (1 if named and p.anchor.is_label_root else 0) for p in patterns]
     for simplicity in range(max(steps, default=0) + clauses.max_filters + 1):
-        for index in range(len(patterns)):
+        # the paths new at this count (no filter) in their order, then the others, fewest
+        # bindings first: the cheap ones are all tried before one path's many filters spend the budget
+        level = [i for i in range(len(patterns)) if 0 <= simplicity - steps[i] <= clauses.max_filters]
+        level.sort(key=lambda i: (simplicity > steps[i], sizes.get(i, 0), i))
+        for index in level:
             size = simplicity - steps[index]
-            if not 0 <= size <= clauses.max_filters:
-                continue
             if size == 0:
                 found.matches += 1
             state = state_of(index)
@@ -588,6 +602,36 @@ def reproduce(
                 if hit and first:
                     return found
     return found
+
+
+def mirror(pattern: Pattern) -> Pattern | None:
+    """The same path walked from its other end (a label root's, to its target): the same bindings,
+    so the same results for the same clauses. None where there is none (an entity's path, a closed
+    path, a path without steps)."""
+    if not pattern.anchor.is_label_root or pattern.end_anchor is not None or pattern.closed or not pattern.steps:
+        return None
+    labels = [pattern.labels_of(node) for node in pattern.nodes]
+    steps = tuple(Step(step.type, not step.outgoing, labels[i]) for i, step in reversed(list(enumerate(pattern.steps))))
+    return Pattern(AnchorRef(None, labels[-1]), steps, len(pattern.steps) - pattern.target)
+
+
+def one_of_mirrors(patterns: list[Pattern]) -> list[Pattern]:
+    """``patterns`` less each whose mirror is among them and renders a path of earlier text: a
+    query and its mirror give the same results and tie on everything a training pair weighs but
+    their text (``synthesizer.simplicity``), so only the one of earlier text can be taught."""
+    present = set(patterns)
+
+    def path_text(pattern: Pattern) -> str:
+        text = render_query(Query(pattern))
+        return text[: text.index(" RETURN ")]
+
+    kept = []
+    for pattern in patterns:
+        other = mirror(pattern)
+        if other is not None and other != pattern and other in present and path_text(other) < path_text(pattern):
+            continue
+        kept.append(pattern)
+    return kept
 
 
 def hinted_order(query: Query, order: tuple[str, bool] | None, clauses: ClauseSpace) -> Order | None:
