@@ -170,7 +170,7 @@ def test_a_label_roots_path_and_its_mirror_match_the_same_and_one_is_searched(st
     for path in paths:
         other = mirror(path)
         assert mirror(other) == path and other.labels_of(other.target) == path.labels_of(path.target)
-        ids = [sorted(row["id"] for row in store.read(render_query(Query(p), store.graph_label))) for p in (path, other)]
+        ids = [sorted(r["id"] for r in store.read(render_query(Query(p), store.graph_label))) for p in (path, other)]
         assert ids[0] == ids[1] and ids[0]
         kept = one_of_mirrors([path, other])
         assert len(kept) == 1 and kept == one_of_mirrors([other, path])
