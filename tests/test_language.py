@@ -450,6 +450,31 @@ def test_label_roots_come_back_to_the_root_along_another_relationship():
     assert len(closed) == 2 * 2 * 2 + 2 * 2
 
 
+def test_label_roots_walk_two_steps_of_the_schema_to_any_of_their_nodes():
+    """From the schema: two steps from a label, asking for any of the three nodes (the people
+    who directed a movie someone acted in, those movies, the actors), the mirror of each walked
+    from its other end too; never back over the same kind of relationship the other way round
+    (another actor of the same movie is an entity's question)."""
+    from graphraft.graph.schema import GraphSchema, SchemaPattern
+    from graphraft.synthesis.patterns import label_roots
+
+    links = [("Person", "ACTED_IN", "Movie"), ("Person", "DIRECTED", "Movie")]
+    schema = GraphSchema(
+        labels={"Person": 5, "Movie": 5},
+        relationship_types={t: 1 for _, t, _ in links},
+        patterns=[SchemaPattern(source=s, type=t, target=e, count=1) for s, t, e in links],
+    )
+    open_paths = [p for p in label_roots(schema) if len(p.steps) == 2 and not p.closed]
+    texts = {render(p) for p in open_paths}
+    for target in (0, 1, 2):
+        assert render(Pattern(PEOPLE_ROOT, (ACTED, DIRECTED_BY), target)) in texts
+    movies = AnchorRef(None, ("Movie",))
+    assert render(Pattern(movies, (DIRECTED_BY, ACTED), 2)) in texts  # the same path from the movie
+    assert not any("[r1:ACTED_IN]->(n1:Movie)<-[r2:ACTED_IN]-" in text for text in texts)
+    # from a person: acted in or directed, then the other; from a movie: each kind, then the other
+    assert len(open_paths) == len(texts) == (2 + 2) * 3
+
+
 def _decisions(query: Query) -> list:
     """What L1 decides, in order: the root, each step and node, the target, each filter along
     the path, the projection, the order, the limit."""

@@ -323,7 +323,7 @@ class GraphRAFT:
 
     def _query_space(self, answer: Answer, question: str, patterns: dict, anchors: list, clock: float):
         """The full language's candidates: the paths around the anchors, each anchor itself,
-        and the paths from each label (0 or 1 step, from the schema), with the clauses the
+        and the paths from each label (0 to 2 steps, from the schema), with the clauses the
         schema and the question allow after them."""
         schema = self.store.schema()
         paths = language_paths(patterns.values(), [a.ref for a in anchors], schema)

@@ -250,9 +250,13 @@ def executable(pattern: Pattern, store) -> str:
 
 def label_roots(schema) -> list[Pattern]:
     """Queries rooted at a label: every label's nodes; one step from them along each
-    relationship the schema has for that label, asking for either end; and two steps that come
-    back to the root along another relationship (the same person wrote and directed a movie;
-    two people who follow each other), asking for the root or the node between."""
+    relationship the schema has for that label, asking for either end; two steps along the
+    schema's relationships, asking for any of the three nodes (the customers who ordered a
+    product, the categories of a supplier's products), never back over the same kind of
+    relationship the other way round (the other people who acted in a movie: an entity's
+    question, "who acted with Tom Hanks", not a label's); and two steps that come back to the
+    root along another relationship (the same person wrote and directed a movie; two people who
+    follow each other), asking for the root or the node between."""
     found = [Pattern(AnchorRef(None, (label,)), (), 0) for label in schema.labels]
     steps: dict[str, list[Step]] = {}  # a label -> the steps the schema has from its nodes
     for link in schema.patterns:
@@ -270,6 +274,12 @@ def label_roots(schema) -> list[Pattern]:
                 if back.labels != (root,) or (back.type == first.type and back.outgoing != first.outgoing):
                     continue
                 found += [Pattern(AnchorRef(None, (root,)), (first, back), target, closed=True) for target in (0, 1)]
+    for root, first_steps in steps.items():
+        for first in first_steps:
+            for then in steps.get(first.labels[0], []):
+                if then.type == first.type and then.outgoing != first.outgoing:
+                    continue
+                found += [Pattern(AnchorRef(None, (root,)), (first, then), target) for target in (0, 1, 2)]
     return list(dict.fromkeys(found))
 
 
