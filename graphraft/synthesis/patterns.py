@@ -266,21 +266,19 @@ def label_roots(schema) -> list[Pattern]:
         ):
             found += [Pattern(AnchorRef(None, (root,)), (step,), target) for target in (0, 1)]
             steps.setdefault(root, []).append(step)
-    for root, first_steps in steps.items():
-        for first in first_steps:
-            for back in steps.get(first.labels[0], []):
-                # back to the root, not over the same kind of relationship the other way round
-                # (that would need two relationships between the same two nodes)
-                if back.labels != (root,) or (back.type == first.type and back.outgoing != first.outgoing):
-                    continue
-                found += [Pattern(AnchorRef(None, (root,)), (first, back), target, closed=True) for target in (0, 1)]
+    closed, walked = [], []
     for root, first_steps in steps.items():
         for first in first_steps:
             for then in steps.get(first.labels[0], []):
+                # not back over the same kind of relationship the other way round (closed, that
+                # would need two relationships between the same two nodes)
                 if then.type == first.type and then.outgoing != first.outgoing:
                     continue
-                found += [Pattern(AnchorRef(None, (root,)), (first, then), target) for target in (0, 1, 2)]
-    return list(dict.fromkeys(found))
+                start = AnchorRef(None, (root,))
+                if then.labels == (root,):
+                    closed += [Pattern(start, (first, then), target, closed=True) for target in (0, 1)]
+                walked += [Pattern(start, (first, then), target) for target in (0, 1, 2)]
+    return list(dict.fromkeys(found + closed + walked))
 
 
 def language_paths(around: Iterable[Pattern], anchors: Iterable[AnchorRef], schema) -> list[Pattern]:

@@ -42,7 +42,7 @@ from graphraft.synthesis.language import (
     is_number,
     render_query,
 )
-from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, path_text
 
 #: a path and filters whose bindings exceed this are not worked through (their queries are skipped)
 MAX_BINDINGS = 20_000
@@ -618,13 +618,9 @@ def mirror(pattern: Pattern) -> Pattern | None:
 def one_of_mirrors(patterns: list[Pattern]) -> list[Pattern]:
     """``patterns`` less each whose mirror is among them and renders a path of earlier text: a
     query and its mirror give the same results and tie on everything a training pair weighs but
-    their text (``synthesizer.simplicity``), so only the one of earlier text can be taught."""
+    their text (``synthesizer.simplicity``), which first differs in the path (``path_text``), so
+    only the one of earlier text can be taught."""
     present = set(patterns)
-
-    def path_text(pattern: Pattern) -> str:
-        text = render_query(Query(pattern))
-        return text[: text.index(" RETURN ")]
-
     kept = []
     for pattern in patterns:
         other = mirror(pattern)
