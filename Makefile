@@ -27,7 +27,7 @@ demo: $(STAMP)
 DIALECT := tests/neo4j_dialect/node_modules/.package-lock.json
 
 test: lint $(DIALECT)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=40
 
 $(DIALECT): tests/neo4j_dialect/package-lock.json
 	cd tests/neo4j_dialect && npm ci --no-audit --no-fund --silent
