@@ -151,12 +151,14 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
         assert any(q.pattern == other for q in found.queries)
     else:
         assert render_query(wanted) in texts
-    for query in found.queries:  # every query kept gives the gold result on the database
-        rows = store.read(render_query(query, store.graph_label))
-        # (or, where its LIMIT cuts through tied rows, as many rows, a pick among them)
-        tied = render_query(query) in found.tied and len(gold_of(store, query)) == len(gold)
-        assert gold_of(store, query) == gold or tied, render_query(query)
-        assert rows
+    # every query kept gives the gold result on the database (or, where its LIMIT cuts through tied
+    # rows, as many rows, a pick among them): on this small graph a search keeps up to a thousand,
+    # so fifty of them, spread evenly, are read again
+    step = max(1, len(found.queries) // 50)
+    for query in found.queries[::step]:
+        got = gold_of(store, query)
+        assert got == gold or (render_query(query) in found.tied and len(got) == len(gold)), render_query(query)
+        assert got
     assert found.proposed >= len(found.queries) and found.matches > 0
 
 
