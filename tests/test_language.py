@@ -3,7 +3,6 @@ returns what Python computes from the graph's own lists (tests/facts_graph.py)."
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from itertools import product
 from statistics import mean
@@ -596,7 +595,9 @@ def test_query_text_is_decided_left_to_right():
             if len(made) > k:
                 groups.setdefault(tuple(made[:k]), []).append(i)
         for members in groups.values():
-            agree = len(os.path.commonprefix([texts[i] for i in members]))
+            # where all their texts agree: where the first and the last in sorted order do
+            first, last = min(texts[i] for i in members), max(texts[i] for i in members)
+            agree = next((c for c, (a, b) in enumerate(zip(first, last)) if a != b), len(first))
             worst = max(members, key=lambda i: written[i][k - 1])
             if written[worst][k - 1] > agree:
                 other = next(
