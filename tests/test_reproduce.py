@@ -162,6 +162,36 @@ def test_the_query_that_gives_a_result_is_found_among_the_candidates(store, case
     assert found.proposed >= len(found.queries) and found.matches > 0
 
 
+def test_a_lazy_search_runs_only_the_queries_the_pair_needs_and_teaches_the_same_pair(store):
+    """Run lazy, the search keeps the queries whose result Python foresees without running them
+    (those the database confirms, run one by one, and any where the database differs: on FalkorDB
+    a count over two steps that meet the same node again), and runs only those a caller
+    asks for, best first: the pair it teaches is the eager search's, for a query or a few run,
+    not a thousand."""
+    from graphraft.synthesis.synthesizer import pair_queries, pair_query
+
+    load(store)
+    question, wanted = CASES["order and limit"]
+    schema = store.schema()
+    patterns = list(dict.fromkeys([wanted.pattern, Pattern(LANA, (DIRECTS,), 1), *label_roots(schema)]))
+    clauses = ClauseSpace(schema, question_literals(question), question)
+    gold = gold_of(store, wanted)
+    eager = reproduce(store, patterns, clauses, gold, candidate_key)
+    lazy = reproduce(store, patterns, clauses, gold, candidate_key, lazy=True)
+    assert [q for q in lazy.queries if q in eager.queries] == eager.queries
+    assert lazy.proposed == len(lazy.queries) >= eager.proposed
+    assert eager.ran == eager.proposed > 20 and lazy.ran == 0
+    literals = question_literals(question)
+    ranked = pair_queries(lazy, literals, question, {})
+    best = lazy.first_confirmed(ranked)
+    assert best == pair_query(eager, literals, question, {})
+    # run: the best, and before it only queries the database does not confirm
+    assert lazy.ran == ranked.index(best) + 1 < 10 and not set(ranked[: lazy.ran - 1]) & set(eager.queries)
+    # a query the search did not foresee is not confirmed, whatever it gives
+    other = Query(Pattern(KEANU, (ACTED,), 1))
+    assert lazy.first_confirmed([other]) is None
+
+
 def test_a_label_roots_path_and_its_mirror_match_the_same_and_one_is_searched(store):
     """A label root's path walked from its other end matches the same bindings (the same targets
     for the same filters), so the search works through one of the two: the one whose path renders

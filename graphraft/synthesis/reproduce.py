@@ -50,8 +50,9 @@ MAX_BINDINGS = 20_000
 
 @dataclass
 class Reproduction:
-    queries: list[Query]  # confirmed by the database, in the order found
-    proposed: int = 0  # proposals Python made (each run once on the database)
+    queries: list[Query]  # confirmed by the database (``lazy``: foreseen, not yet run), in the order found
+    proposed: int = 0  # proposals Python made (each run once on the database, unless ``lazy``)
+    ran: int = 0  # queries run on the database to confirm their result
     matches: int = 0  # paths run for their bindings
     skipped: int = 0  # paths with too many bindings or an error
     exhausted: bool = False  # the budget ended the search before every path was worked through
@@ -65,10 +66,22 @@ class Reproduction:
     #: LIMIT keeps every row any pick keeps, and the gold's rows are one pick too)
     picked: set[str] = dataclasses.field(default_factory=set)
 
+    #: ``lazy``: whether the database gives a foreseen query's result (``first_confirmed``)
+    confirm: Callable[[Query], bool] | None = dataclasses.field(default=None, repr=False)
+
     def count(self, kind: str, things: int = 1) -> None:
         """``things`` of a kind of work done (``WORK``)."""
         self.parts[kind] = self.parts.get(kind, 0) + things
         self.work += WORK[kind] * things
+
+    def first_confirmed(self, queries: Iterable[Query]) -> Query | None:
+        """The first of ``queries`` the database confirms: each is run, in turn, until one gives
+        the gold result (a search run ``lazy``, whose queries Python foresaw), or the first of them
+        (a search whose queries the database confirmed as it found them)."""
+        for query in queries:
+            if self.confirm is None or self.confirm(query):
+                return query
+        return None
 
 
 #: ``admit(variable, key)``: whether a column of that variable's ``key`` (``id``: the node) may
@@ -453,6 +466,7 @@ def reproduce(
     budget: int | None = None,
     budget_s: float | None = None,
     order: tuple[str, bool] | None = None,
+    lazy: bool = False,
 ) -> Reproduction:
     """The queries over ``patterns`` and ``clauses`` whose result is ``gold`` (a result key,
     ``synthesis.results.result_key``). ``result_key(rows, names)`` makes a candidate's key, a
@@ -462,7 +476,11 @@ def reproduce(
     (key, descending), where its LIMIT may keep every row: no result tells that order, so a query
     that gives the gold with a stated LIMIT is also confirmed ordered so (``hinted_order``); and
     where a query ordered so cuts through tied rows, the gold's pick among them (another
-    database's) is as good as this one's (``Reproduction.picked``).
+    database's) is as good as this one's (``Reproduction.picked``). ``lazy``: the queries whose
+    result Python foresees to be the gold are kept without running them (work counted as if they
+    ran: the budget stops at the same point); ``Reproduction.first_confirmed`` runs those a caller
+    wants, best first — on a small graph thousands of queries give a count's result, and a query
+    of a new shape takes Neo4j tens of milliseconds to plan.
 
     Simplest first: the queries of fewest steps and filters together (a label's nodes with no
     filter; then with one filter, or one step away with none; ...), every path at each count
@@ -486,16 +504,29 @@ def reproduce(
     sizes: dict[int, int] = {}  # each path's number of bindings, once read
     held = 0
 
+    pools: dict[str, Pool | None] = {}  # lazy: a foreseen query's pool, for its run later
+
     def confirm(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
-        """Whether the database's rows for ``query`` are the gold's; ``pool``, where its LIMIT
-        cuts through tied rows: (the rows any pick keeps, the rows it picks from), and its own
-        pick among them is as good as the gold's."""
+        """Whether the database's rows for ``query`` are the gold's (``lazy``: kept as foreseen,
+        to be run later); ``pool``, where its LIMIT cuts through tied rows: (the rows any pick
+        keeps, the rows it picks from), and its own pick among them is as good as the gold's."""
         text = render_query(query)
         if text in tried:
             return False
         tried.add(text)
         found.proposed += 1
         found.count("query")
+        if lazy:
+            found.queries.append(query)
+            if tied:
+                found.tied.add(text)
+            pools[text] = pool
+            return True
+        return run(query, tied, pool)
+
+    def run(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
+        text = render_query(query)
+        found.ran += 1
         try:
             rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
         except GraphRAFTError:
@@ -503,13 +534,22 @@ def reproduce(
         columns = query.projection.aliases
         got = result_key([tuple(row.get(c) for c in columns) for row in rows], names)
         if got == gold or (pool is not None and picked_among(got, pool, len(gold))):
-            found.queries.append(query)
+            if not lazy:
+                found.queries.append(query)
             if tied:
                 found.tied.add(text)
             if got != gold:
                 found.picked.add(text)
             return True
         return False
+
+    def run_foreseen(query: Query) -> bool:
+        """A foreseen query (lazy), run now: whether the database gives the gold result."""
+        text = render_query(query)
+        return text in pools and run(query, text in found.tied, pools[text])
+
+    if lazy:
+        found.confirm = run_foreseen
 
     def gives_gold(rows: list[tuple]) -> bool:
         return result_key(rows, names) == gold

@@ -232,6 +232,7 @@ class Synthesizer:
                 budget=self.config.language_budget,
                 budget_s=self.config.language_budget_s,
                 order=order,
+                lazy=True,  # only the queries a pair could teach are run, best first
             )
             row.enumerated += found.proposed
             return found
@@ -249,10 +250,11 @@ class Synthesizer:
                 return
             found = search(result_key(item.extra["any_of"]))
             cut = len(gold)  # each weighed with its LIMIT, which says the question's number
-            found.queries = [
-                dataclasses.replace(q, limit=cut) for q in found.queries if q.order is None and q.limit is None
-            ]
-            if not found.queries:
+            uncut = {dataclasses.replace(q, limit=cut): q for q in found.queries if q.order is None and q.limit is None}
+            found.queries = list(uncut)
+            ranked = pair_queries(found, literals, item.question, names)
+            best = next((q for q in ranked if found.first_confirmed([uncut[q]]) is not None), None)
+            if best is None:
                 row.reason = "no query of the language gives the rows the gold query's LIMIT picks from" + spent(found)
                 return
         else:
@@ -260,13 +262,10 @@ class Synthesizer:
             found = search(gold, order)
             # ordered as the gold query is, where some query is: the question's order, which a
             # result whose LIMIT keeps every row cannot tell (nor one of several equal orders)
-            ordered = [q for q in found.queries if q.order and (q.order.by, q.order.descending) == order]
-            if ordered:
-                found.queries = ordered
-            if not found.queries:
+            best = found.first_confirmed(pair_queries(found, literals, item.question, names, order))
+            if best is None:
                 row.reason = "no query of the language gives the gold result" + spent(found)
                 return
-        best = pair_query(found, literals, item.question, names)
         row.status = "ok"
         row.query = best.to_dict()
         row.cypher = render_query(best)
@@ -302,13 +301,29 @@ def gold_order(cypher: str | None) -> tuple[str, bool] | None:
 
 
 def pair_query(found: Reproduction, literals: Literals, question: str, names: dict[str, str]) -> Query:
-    """The query a training pair teaches, of those that gave the gold result: the simplest
-    (``simplicity``), after every query whose LIMIT cut through tied rows (the database's
-    arbitrary pick among them, not anything the query says, gave the gold rows)."""
-    return min(
-        found.queries,
-        key=lambda query: (render_query(query) in found.tied, simplicity(query, literals, question, names)),
-    )
+    """The query a training pair teaches, of those that gave the gold result (``pair_queries``'
+    first)."""
+    return pair_queries(found, literals, question, names)[0]
+
+
+def pair_queries(
+    found: Reproduction,
+    literals: Literals,
+    question: str,
+    names: dict[str, str],
+    order: tuple[str, bool] | None = None,
+) -> list[Query]:
+    """The queries that gave the gold result, the one a training pair teaches first: ordered as
+    the gold query is (``order``: its key and direction, which a result whose LIMIT keeps every
+    row cannot tell), then not cutting through tied rows at a LIMIT (the database's arbitrary
+    pick among them, not anything the query says, gave the gold rows), then the simplest
+    (``simplicity``)."""
+
+    def rank(query: Query) -> tuple:
+        as_gold = query.order is not None and (query.order.by, query.order.descending) == order
+        return not as_gold, render_query(query) in found.tied, simplicity(query, literals, question, names)
+
+    return sorted(found.queries, key=rank)
 
 
 def simplicity(
