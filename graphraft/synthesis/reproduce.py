@@ -504,7 +504,7 @@ def reproduce(
     sizes: dict[int, int] = {}  # each path's number of bindings, once read
     held = 0
 
-    pools: dict[str, Pool | None] = {}  # lazy: a foreseen query's pool, for its run later
+    foreseen: dict[str, tuple[bool, Pool | None]] = {}  # lazy: a query's text -> (tied, pool), for its run later
 
     def confirm(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
         """Whether the database's rows for ``query`` are the gold's (``lazy``: kept as foreseen,
@@ -520,12 +520,11 @@ def reproduce(
             found.queries.append(query)
             if tied:
                 found.tied.add(text)
-            pools[text] = pool
+            foreseen[text] = tied, pool
             return True
-        return run(query, tied, pool)
+        return run(query, text, tied, pool)
 
-    def run(query: Query, tied: bool = False, pool: Pool | None = None) -> bool:
-        text = render_query(query)
+    def run(query: Query, text: str, tied: bool, pool: Pool | None) -> bool:
         found.ran += 1
         try:
             rows = store.read(render_query(query, store.graph_label), timeout_ms=timeout_ms)
@@ -546,7 +545,7 @@ def reproduce(
     def run_foreseen(query: Query) -> bool:
         """A foreseen query (lazy), run now: whether the database gives the gold result."""
         text = render_query(query)
-        return text in pools and run(query, text in found.tied, pools[text])
+        return text in foreseen and run(query, text, *foreseen[text])
 
     if lazy:
         found.confirm = run_foreseen
