@@ -126,23 +126,20 @@ def test_graphs_in_one_database_stay_apart(managed, tmp_path):
 
 def test_kill_9_right_after_a_load_loses_nothing_and_the_crash_is_noticed(managed, tmp_path):
     _, env, _ = managed
-    for n in range(3, 5):
-        client = client_env(env)
-        nodes, rels = graph_files(tmp_path, n)
-        proc = run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", f"k{n}"], client)
-        assert proc.returncode == 0, proc.stderr
-        kill_hard(status(env)["pid"])
-        info = status(env)
-        assert not info["running"] and info["crashed"]
-        assert "stopped without `graphraft neo4j stop`" in run(["neo4j", "status"], env).stdout
-        proc = run(["schema", "--graph", f"k{n}"], client, timeout=60)
-        assert proc.returncode == 3 and "cannot reach Neo4j" in one_line_error(proc)
-        assert run(["neo4j", "start"], env, timeout=600).returncode == 0
-        assert client_env(env)["NEO4J_URI"] == client["NEO4J_URI"]  # the port is kept
     client = client_env(env)
-    for n in range(3, 5):
-        schema = json.loads(run(["schema", "--graph", f"k{n}", "--json"], client).stdout)
-        assert schema["labels"] == {"Item": 200 + n} and schema["relationship_types"] == {"NEXT": 199 + n}
+    nodes, rels = graph_files(tmp_path, 3)
+    proc = run(["load", "files", "--nodes", str(nodes), "--relationships", str(rels), "--graph", "k3"], client)
+    assert proc.returncode == 0, proc.stderr
+    kill_hard(status(env)["pid"])
+    info = status(env)
+    assert not info["running"] and info["crashed"]
+    assert "stopped without `graphraft neo4j stop`" in run(["neo4j", "status"], env).stdout
+    proc = run(["schema", "--graph", "k3"], client, timeout=60)
+    assert proc.returncode == 3 and "cannot reach Neo4j" in one_line_error(proc)
+    assert run(["neo4j", "start"], env, timeout=600).returncode == 0
+    assert client_env(env)["NEO4J_URI"] == client["NEO4J_URI"]  # the port is kept
+    schema = json.loads(run(["schema", "--graph", "k3", "--json"], client).stdout)
+    assert schema["labels"] == {"Item": 203} and schema["relationship_types"] == {"NEXT": 202}
 
 
 def test_a_stalled_neo4j_fails_every_command_within_its_limit_and_recovers(managed, tmp_path, tiny_model_dir):
@@ -220,16 +217,6 @@ def test_a_neo4j_stalled_mid_session_gives_errors_within_the_limits(managed, tmp
     fresh.close()
 
 
-def test_stop_is_clean_and_status_says_so(managed):
-    home, env, _ = managed
-    proc = run(["neo4j", "stop"], env, timeout=120)
-    assert proc.returncode == 0 and "Neo4j stopped" in proc.stdout
-    assert java_servers(home / "neo4j") == []
-    proc = run(["neo4j", "status"], env)
-    assert proc.returncode == 1 and "not running" in proc.stdout and "without" not in proc.stdout
-    assert "Stopped." in (home / "neo4j" / "logs" / "neo4j.log").read_text()
-
-
 def test_a_dump_replaces_the_stopped_servers_database(managed, tmp_path):
     """`graphraft neo4j load-dump`: a dump made with Neo4j's admin tool comes back whole after the
     database was emptied; a running server or a missing dump is a one-line error."""
@@ -249,7 +236,7 @@ def test_a_dump_replaces_the_stopped_servers_database(managed, tmp_path):
     def count() -> int:
         return query("MATCH (n) RETURN count(n) AS c")[0]["c"]
 
-    assert run(["neo4j", "start"], env, timeout=300).returncode == 0
+    assert run(["neo4j", "start"], env, timeout=300).returncode == 0  # running already, unless run alone
     before = count()
     assert before > 0
     assert run(["neo4j", "stop"], env, timeout=120).returncode == 0
@@ -275,5 +262,14 @@ def test_a_dump_replaces_the_stopped_servers_database(managed, tmp_path):
     loaded = run(["neo4j", "load-dump", str(dumps / "neo4j.dump")], env, timeout=300)
     assert loaded.returncode == 0, loaded.stderr
     assert run(["neo4j", "start"], env, timeout=300).returncode == 0
-    assert count() == before
-    assert run(["neo4j", "stop"], env, timeout=120).returncode == 0
+    assert count() == before  # left running: the next test stops it
+
+
+def test_stop_is_clean_and_status_says_so(managed):
+    home, env, _ = managed
+    proc = run(["neo4j", "stop"], env, timeout=120)
+    assert proc.returncode == 0 and "Neo4j stopped" in proc.stdout
+    assert java_servers(home / "neo4j") == []
+    proc = run(["neo4j", "status"], env)
+    assert proc.returncode == 1 and "not running" in proc.stdout and "without" not in proc.stdout
+    assert "Stopped." in (home / "neo4j" / "logs" / "neo4j.log").read_text()
