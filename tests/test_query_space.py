@@ -202,8 +202,9 @@ def test_the_generator_writes_queries_of_a_space_as_of_a_list(tiny):
 
     model, tokenizer = tiny
     question = "which 'Matrix' movies after 1999"
-    clauses, space = space_for(question, tokenizer, max_filters=1, max_properties=1)
-    listed = [render_query(q) for q in clauses.queries(PATTERNS)]
+    patterns = [PATTERNS[1], PATTERNS[3]]  # a step from an anchor and a label root: 45,000 queries
+    clauses, space = space_for(question, tokenizer, patterns, max_filters=1, max_properties=1)
+    listed = [render_query(q) for q in clauses.queries(patterns)]
     generator = ConstrainedGenerator(model, tokenizer)
     from_space, from_list = generator.generate_many([question, question], [space, listed], num_beams=4)
     assert [g.cypher for g in from_space] == [g.cypher for g in from_list] and len(from_space) == 4
