@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint install clean-venv bench-load metaqa-data
+.PHONY: demo test lint install clean-venv bench-load metaqa-data language-data
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,7 +46,8 @@ clean-venv:
 	rm -rf $(VENV)
 
 # MetaQA: the graph and the synthesis files training/l1_cpu.yaml and l2_cpu.yaml read
-S := $(BIN)/python -m graphraft.synthesize --dataset metaqa
+S0 := $(BIN)/python -m graphraft.synthesize
+S := $(S0) --dataset metaqa
 metaqa-data: $(STAMP)
 	$(BIN)/graphraft load metaqa
 	$(S) --hops 1 --output outputs/synthesis/metaqa-all-1hop.jsonl
@@ -58,3 +59,20 @@ metaqa-data: $(STAMP)
 	$(S) --hops 2 --unmarked --limit 1500 --output outputs/synthesis/metaqa-2hop-unmarked.jsonl
 	$(S) --hops 3 --unmarked --limit 1500 --all-hops --alternatives 8 \
 	    --output outputs/synthesis/metaqa-3hop-allhops-unmarked.jsonl
+
+# Text2Cypher's movies and northwind (issue 27): the gold results (a scratch Neo4j from the dumps in
+# ../shared), the graphs loaded into the embedded store, the language's pairs of each split and
+# questions generated from each graph: the files training/l1_language*.yaml read (hours on 2 cores)
+T2C := outputs/text2cypher
+language-data: $(STAMP)
+	$(BIN)/python benchmarks/text2cypher.py prepare --shared ../shared/datasets --out $(T2C)
+	set -e; for g in movies northwind; do \
+	    $(BIN)/graphraft load files --graph $$g --nodes $(T2C)/$$g/nodes.jsonl \
+	        --relationships $(T2C)/$$g/relationships.jsonl --replace; \
+	    for split in validation train; do \
+	        $(S0) --questions $(T2C)/$$g/questions.jsonl --graph $$g --split $$split \
+	            --output outputs/synthesis/t2c-$$g-$$split.jsonl; \
+	    done; \
+	    $(S0) --from-graph --graph $$g --questions 600 --language-share 1.0 \
+	        --output outputs/synthesis/$$g-from-graph-language.jsonl; \
+	done
