@@ -46,8 +46,8 @@ clean-venv:
 	rm -rf $(VENV)
 
 # MetaQA: the graph and the synthesis files training/l1_cpu.yaml and l2_cpu.yaml read
-S0 := $(BIN)/python -m graphraft.synthesize
-S := $(S0) --dataset metaqa
+SYNTHESIZE := $(BIN)/python -m graphraft.synthesize
+S := $(SYNTHESIZE) --dataset metaqa
 metaqa-data: $(STAMP)
 	$(BIN)/graphraft load metaqa
 	$(S) --hops 1 --output outputs/synthesis/metaqa-all-1hop.jsonl
@@ -70,9 +70,9 @@ language-data: $(STAMP)
 	    $(BIN)/graphraft load files --graph $$g --nodes $(T2C)/$$g/nodes.jsonl \
 	        --relationships $(T2C)/$$g/relationships.jsonl --replace; \
 	    for split in validation train; do \
-	        $(S0) --questions $(T2C)/$$g/questions.jsonl --graph $$g --split $$split \
+	        $(SYNTHESIZE) --questions $(T2C)/$$g/questions.jsonl --graph $$g --split $$split \
 	            --output outputs/synthesis/t2c-$$g-$$split.jsonl; \
 	    done; \
-	    $(S0) --from-graph --graph $$g --questions 600 --language-share 1.0 \
+	    $(SYNTHESIZE) --from-graph --graph $$g --questions 600 --language-share 1.0 \
 	        --output outputs/synthesis/$$g-from-graph-language.jsonl; \
 	done

@@ -119,7 +119,7 @@ def test_the_search_makes_a_small_part_of_the_space(tiny):
         stack.extend(node.children)
     # the space below one of its five paths, of those with one filter at most (2.9 million with two:
     # a minute to list): the search made a small part even of that
-    fewer, _ = space_for(question, tokenizer, max_filters=1)
+    fewer = ClauseSpace(SCHEMA, question_literals(question), question, max_filters=1)
     one_path = len(fewer.queries([PATTERNS[1]]))
     assert one_path > 100_000 and made < one_path / 15, (made, one_path)
 
