@@ -377,10 +377,10 @@ def test_the_command_generates_resumes_and_refuses_what_it_cannot_do(demo_store,
 def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_are_the_querys(store, tmp_path):
     """`--language-share`: questions of every form the graph offers (a named node's property, a
     count, filters with a value the graph holds, the first k, an aggregate, the most, the
-    lacking, the most common values), each query one `ask --language full` can write for its
-    question (its clauses among the question's grounded choices, its path among those around the
-    anchors found), its answers what the query returns, every value it compares with stated in
-    the question."""
+    lacking, the most common values, and a step composed with filters, orders and limits), each
+    query one `ask --language full` can write for its question (its clauses among the question's
+    grounded choices, its path among those around the anchors found), its answers what the query
+    returns, every value it compares with stated in the question."""
     from facts_graph import load as load_facts
 
     from graphraft.synthesis.clauses import ClauseSpace
@@ -388,14 +388,17 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     from graphraft.synthesis.literals import question_literals
 
     load_facts(store)
-    rows, generator = generate(store, tmp_path, count=40, seed=1, language_share=1.0)
-    assert len(rows) == 40 and all(r["status"] == "ok" for r in rows)
+    rows, generator = generate(store, tmp_path, count=60, seed=1, language_share=1.0)
+    assert len(rows) == 60 and all(r["status"] == "ok" for r in rows)
     assert all(set(row) == set(SynthesisRow.model_fields) for row in rows)
     forms = Counter(r["qtype"].removeprefix("graph:") for r in rows)
     # a text property of a few values (this small graph's taglines) is asked by its value, else by a word
     assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
+    # a step composed with the clauses: related to nodes that hold a value, a named node's
+    # neighbours filtered, ordered and limited, or counted
+    assert {"related", "related_top", "neighbours_filter", "neighbours_top", "neighbours_count"} <= set(forms)
     assert {"value", "contains"} & set(forms)
-    assert len({r["cypher"] for r in rows}) == 40  # distinct queries
+    assert len({r["cypher"] for r in rows}) == 60  # distinct queries
     # the box office kept as text is asked as a number: compared with one, or aggregated (toFloat)
     assert any("toFloat(n0.gross)" in r["cypher"] for r in rows)
     schema = store.schema()
@@ -415,7 +418,7 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
             assert str(query.limit) in row["question"]
         for anchor in row["anchors"]:
             assert anchor["name"] in row["question"]
-    again, _ = generate(store, tmp_path, "again.jsonl", count=40, seed=1, language_share=1.0)
+    again, _ = generate(store, tmp_path, "again.jsonl", count=60, seed=1, language_share=1.0)
     assert [r["question"] for r in again] == [r["question"] for r in rows]
 
 

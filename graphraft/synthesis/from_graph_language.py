@@ -1,8 +1,12 @@
 """Training questions of the query language's forms from the graph alone (`synthesize
 --from-graph --language-share S`): a property of a named node, how many nodes a path reaches, a
 label's nodes filtered by a value one of them holds, the first k by a property, a property's
-highest, lowest, average or total, the node with the most neighbours of a kind, the nodes that
-lack a kind of relationship, the most common values of a text property.
+highest, lowest, average or total, the nodes (one or k) with the most neighbours of a kind, the
+nodes that lack a kind of relationship, the most common values of a text property; and forms
+that compose a step with the clauses, as people's questions do: a label's nodes related to nodes
+that hold a value (the persons that acted in a movie released after 2000), the first k of them by
+a property of theirs, and a named node's neighbours filtered, ordered and limited, or counted
+(how many movies released after 2000 has X acted in).
 
 Like the path questions (``from_graph.py``), every word comes from the schema (a label is a
 noun, a property key and a relationship type are split into words) or from a few general English
@@ -38,10 +42,26 @@ from graphraft.synthesis.language import (
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow
-from graphraft.synthesis.verbalise import Verbaliser, words_of
+from graphraft.synthesis.verbalise import Verbaliser, _lemminflect, words_of
 
 #: the forms, each asked in turn (a label's or a relationship type's, or a named node's)
-FORMS = ("filter", "contains", "value", "top", "aggregate", "most", "lacking", "lookup", "count", "common")
+FORMS = (
+    "filter",
+    "contains",
+    "value",
+    "top",
+    "aggregate",
+    "most",
+    "lacking",
+    "lookup",
+    "count",
+    "common",
+    "related",
+    "related_top",
+    "neighbours_filter",
+    "neighbours_top",
+    "neighbours_count",
+)
 #: general English for a comparison with a number (never a data set's own words)
 COMPARISON_WORDS = {
     ">": ("greater than", "more than", "above"),
@@ -50,7 +70,32 @@ COMPARISON_WORDS = {
     "<=": ("at most",),
     "=": ("equal to", ""),
 }
+#: general English for a comparison with a whole number that reads as a year (1000-2100)
+YEAR_WORDS = {">": ("after",), "<": ("before",)}
 AGGREGATE_WORDS = {"max": "highest", "min": "lowest", "avg": "average", "sum": "total"}
+
+
+def _compared(rng: random.Random, op: str, value: Any) -> str:
+    """A comparison with a number in words: "greater than 5", "at least 3", "after 2000"."""
+    words = COMPARISON_WORDS[op]
+    if isinstance(value, int) and not isinstance(value, bool) and 1000 <= value <= 2100:
+        words = words + YEAR_WORDS.get(op, ())
+    return f"{rng.choice(words)} {value}".strip()
+
+
+def _participle(kind: str) -> str | None:
+    """The past participle of a relationship type of one word that reads as a verb (``WROTE``
+    -> written, ``DIRECTED`` -> directed), for the passive voice; None for any other."""
+    words = words_of(kind)
+    if len(words) != 1 or (tables := _lemminflect()) is None:
+        return None
+    lemma = tables.getLemma(words[0], upos="VERB")
+    done = tables.getInflection(lemma[0], tag="VBN") if lemma else ()
+    return done[0] if done else None
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
 
 
 @dataclass(frozen=True)
@@ -222,14 +267,23 @@ class LanguagePlanner:
         if found is None:
             return None
         kind, root, other, outgoing = found
-        verb = _key_words(kind)
+        verb, k = _key_words(kind), rng.choice((1, 1, 3, 5))
         pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 1)
+        who = (
+            f"which {self._one(root)}"
+            if k == 1
+            else rng.choice([f"the {k} {self._them(root)}", f"top {k} {self._them(root)}"])
+        )
         if outgoing:
-            question = f"which {self._one(root)} {verb} the most {self._them(other)}"
+            question = (
+                f"{who} {verb} the most {self._them(other)}"
+                if k == 1
+                else f"{who} that {verb} the most {self._them(other)}"
+            )
         else:
-            question = f"which {self._one(root)} was {verb} by the most {self._them(other)}"
+            question = f"{who} {'was' if k == 1 else 'that were'} {verb} by the most {self._them(other)}"
         projection = Projection(aggregate="count", group=0)
-        return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
+        return Query(pattern, projection=projection, order=Order("count", True), limit=k), question
 
     def _common(self, rng, anchors):
         """How many of a label's nodes share each value of a text property: the most common k
@@ -285,23 +339,176 @@ class LanguagePlanner:
         if not anchors:
             return None
         ref, name = rng.choice(anchors)
+        steps = self._steps_of(ref)
+        if not steps:
+            return None
+        step = rng.choice(steps)
+        verb, others = _key_words(step.type), self._them(step.labels[0])
+        question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
+        return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
+
+    # ------------------------------------------------------------------ a step and its clauses
+    def _condition(self, rng, label: str, element: int) -> tuple[Filter, str] | None:
+        """A filter on node ``element`` of a path, of label ``label``, by a value its nodes hold
+        (a number compared, or one of a few-valued text's values), and its words ("whose released
+        is after 2000", "with country France")."""
+        props = self.schema.properties.get(label, {})
+        measures = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        few = sorted(k for k, info in props.items() if info.type == "string" and info.few and info.values)
+        choices = [(True, k) for k in measures] + [(False, k) for k in few]
+        if not choices:
+            return None
+        measure, key = rng.choice(choices)
+        named = _key_words(key)
+        if measure:
+            text = props[key].numeric  # read with toFloat
+            values = [number_of(v) if text else v for v in self.values(label, key)]
+            values = [v for v in values if is_number(v)]
+            if not values:
+                return None
+            value, op = rng.choice(values), rng.choice(sorted(COMPARISON_WORDS))
+            said = _compared(rng, op, value)
+            words = rng.choice([f"whose {named} is {said}", f"with {named} {said}", f"with a {named} {said}"])
+            return Filter(element, key, op, value, numeric=text), words
+        values = [v for v in props[key].values or [] if isinstance(v, str) and v.strip()]
+        if not values:
+            return None
+        value = rng.choice(values)
+        return Filter(element, key, "=", value), rng.choice([f"whose {named} is {value}", f"with {named} {value}"])
+
+    def _ordering(self, rng, label: str) -> tuple[Order, str] | None:
+        """An order of a label's nodes by a number of theirs, not returned, and its words ("with
+        the highest born")."""
+        props = self.schema.properties.get(label, {})
+        keys = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        if not keys:
+            return None
+        key, descending = rng.choice(keys), rng.random() < 0.5
+        words = f"with the {'highest' if descending else 'lowest'} {_key_words(key)}"
+        return Order(key, descending, before=True, numeric=props[key].numeric), words
+
+    def _relating(self, rng) -> tuple[Pattern, Filter, str, str] | None:
+        """A label's nodes related by a step of the schema to nodes that hold a value: the path
+        (its root the target), the filter on the other end, the clause that says both ("acted
+        in a movie whose released is after 2000") and the root's label."""
+        found = self._link(rng)
+        if found is None:
+            return None
+        kind, root, other, outgoing = found
+        condition = self._condition(rng, other, 1)
+        if condition is None:
+            return None
+        item, said = condition
+        verb, one = _key_words(kind), self._one(other)
+        if outgoing:  # the persons that acted in a movie whose released is after 2000
+            clause = f"{verb} {_article(one)} {one} {said}"
+        elif (done := _participle(kind)) is not None:  # the movies written by a person born ...
+            clause = rng.choice([f"were {done} by", f"{done} by"]) + f" {_article(one)} {one} {said}"
+        else:  # the movies that a person whose born is below 1960 acted in
+            clause = f"{_article(one)} {one} {said} {verb}"
+        pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 0)
+        return pattern, item, clause, root
+
+    def _related(self, rng, anchors):
+        found = self._relating(rng)
+        if found is None:
+            return None
+        pattern, item, clause, root = found
+        them, k = self._them(root), rng.choice((None, None, 3, 5))
+        if k is None:
+            question = rng.choice(
+                [f"which {them} {clause}", f"the {them} that {clause}", f"list the {them} that {clause}"]
+            )
+            return Query(pattern, (item,)), question
+        question = rng.choice([f"name {k} {them} that {clause}", f"the first {k} {them} that {clause}"])
+        return Query(pattern, (item,), limit=k), question
+
+    def _related_top(self, rng, anchors):
+        found = self._relating(rng)
+        if found is None:
+            return None
+        pattern, item, clause, root = found
+        ordering = self._ordering(rng, root)
+        if ordering is None:
+            return None
+        order, words = ordering
+        them, k = self._them(root), rng.choice((1, 3, 5))
+        if k == 1:  # one node: "was written by"
+            question = f"which {self._one(root)} {words} {re.sub(r'^were ', 'was ', clause)}"
+        else:
+            question = rng.choice([f"the {k} {them} {words} that {clause}", f"top {k} {them} that {clause}, {words}"])
+        return Query(pattern, (item,), order=order, limit=k), question
+
+    def _neighbours(self, rng, anchors) -> tuple[Pattern, str, str] | None:
+        """A named node's neighbours along one of its relationships: the path (the neighbour
+        its target), their words ("the movies Tom Hanks acted in", "the persons that directed
+        X") and their label."""
+        if not anchors:
+            return None
+        ref, name = rng.choice(anchors)
+        steps = self._steps_of(ref)
+        if not steps:
+            return None
+        step = rng.choice(steps)
+        verb, them = _key_words(step.type), self._them(step.labels[0])
+        words = f"{them} {name} {verb}" if step.outgoing else f"{them} that {verb} {name}"
+        return Pattern(ref, (step,), 1), words, step.labels[0]
+
+    def _neighbours_filter(self, rng, anchors):
+        found = self._neighbours(rng, anchors)
+        if found is None:
+            return None
+        pattern, words, label = found
+        condition = self._condition(rng, label, 1)
+        if condition is None:
+            return None
+        item, said = condition
+        question = rng.choice([f"which {words} {said}", f"the {words}, {said}", f"list the {words} {said}"])
+        return Query(pattern, (item,)), question
+
+    def _neighbours_top(self, rng, anchors):
+        found = self._neighbours(rng, anchors)
+        if found is None:
+            return None
+        pattern, words, label = found
+        ordering = self._ordering(rng, label)
+        if ordering is None:
+            return None
+        order, said = ordering
+        k = rng.choice((1, 3, 5))
+        if k == 1:
+            noun, rest = words.split(" ", 1)
+            question = f"which of the {noun} {rest} has the {said.removeprefix('with the ')}"
+        else:
+            question = rng.choice([f"the {k} {words} {said}", f"top {k} {words}, {said}"])
+        return Query(pattern, order=order, limit=k), question
+
+    def _neighbours_count(self, rng, anchors):
+        found = self._neighbours(rng, anchors)
+        if found is None:
+            return None
+        pattern, words, label = found
+        condition = self._condition(rng, label, 1)
+        if condition is None:
+            return None
+        item, said = condition
+        question = rng.choice([f"how many {words} {said}", f"count the {words} {said}"])
+        return Query(pattern, (item,), projection=Projection(aggregate="count")), question
+
+    def _steps_of(self, ref: AnchorRef) -> list[Step]:
+        """The kinds of relationship a named node has (type, direction, the other end's label)."""
         rows = self.store.read(
             f"MATCH (a{label_expression((self.store.entity_label,))} {{id: $id}})-[r]-(b) "
             "RETURN DISTINCT type(r) AS type, startNode(r) = a AS outgoing, labels(b) AS labels",
             {"id": ref.id},
             timeout_ms=self.timeout_ms,
         )
-        steps = [
+        steps = {
             Step(r["type"], bool(r["outgoing"]), tuple(domain_labels(r["labels"])[:1]))
             for r in rows
             if domain_labels(r["labels"])
-        ]
-        if not steps:
-            return None
-        step = rng.choice(sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels)))
-        verb, others = _key_words(step.type), self._them(step.labels[0])
-        question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
-        return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
+        }
+        return sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels))
 
     def keep(self, query: Query, question: str, paths: list[Pattern] | None) -> list[dict] | None:
         """The query's rows when it is a question worth training on: one `ask` can write for the
