@@ -418,6 +418,11 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
             assert str(query.limit) in row["question"]
         for anchor in row["anchors"]:
             assert anchor["name"] in row["question"]
+        if row["qtype"] in ("graph:related", "graph:related_top"):  # the step read in its voice
+            step = query.pattern.steps[0]
+            said = {"ACTED_IN": "acted in", "DIRECTED": "directed", "REVIEWED": "reviewed"}[step.type]
+            assert (f"{said} a" if step.outgoing else f"{said} by a" if " " not in said else said) in row["question"]
+    assert any(r["qtype"] == "graph:related" and " by a person " in r["question"] for r in rows)  # the passive
     again, _ = generate(store, tmp_path, "again.jsonl", count=60, seed=1, language_share=1.0)
     assert [r["question"] for r in again] == [r["question"] for r in rows]
 

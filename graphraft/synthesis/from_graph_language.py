@@ -90,7 +90,9 @@ def _participle(kind: str) -> str | None:
     if len(words) != 1 or (tables := _lemminflect()) is None:
         return None
     lemma = tables.getLemma(words[0], upos="VERB")
-    done = tables.getInflection(lemma[0], tag="VBN") if lemma else ()
+    if not lemma or lemma[0] in ("be", "have", "do"):  # IS, HAS: no passive
+        return None
+    done = tables.getInflection(lemma[0], tag="VBN")
     return done[0] if done else None
 
 
@@ -281,7 +283,8 @@ class LanguagePlanner:
                 else f"{who} that {verb} the most {self._them(other)}"
             )
         else:
-            question = f"{who} {'was' if k == 1 else 'that were'} {verb} by the most {self._them(other)}"
+            done = _participle(kind) or verb  # ORDERS: ordered by
+            question = f"{who} {'was' if k == 1 else 'that were'} {done} by the most {self._them(other)}"
         projection = Projection(aggregate="count", group=0)
         return Query(pattern, projection=projection, order=Order("count", True), limit=k), question
 
