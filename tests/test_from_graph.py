@@ -386,6 +386,7 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     from graphraft.synthesis.clauses import ClauseSpace
     from graphraft.synthesis.language import Query, is_node_column, render_query
     from graphraft.synthesis.literals import question_literals
+    from graphraft.synthesis.patterns import label_roots, path_text
 
     load_facts(store)
     rows, generator = generate(store, tmp_path, count=60, seed=1, language_share=1.0)
@@ -396,12 +397,13 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
     # a step composed with the clauses: related to nodes that hold a value, a named node's
     # neighbours filtered, ordered and limited, or counted
-    assert {"related", "related_top", "neighbours_filter", "neighbours_top", "neighbours_count"} <= set(forms)
+    assert {"related", "related_top", "neighbours_filter", "neighbours_top", "neighbours_count", "same"} <= set(forms)
     assert {"value", "contains"} & set(forms)
     assert len({r["cypher"] for r in rows}) == 60  # distinct queries
     # the box office kept as text is asked as a number: compared with one, or aggregated (toFloat)
     assert any("toFloat(n0.gross)" in r["cypher"] for r in rows)
     schema = store.schema()
+    words = {"ACTED_IN": "acted in", "DIRECTED": "directed", "REVIEWED": "reviewed"}  # the types' words
     for row in rows:
         query = Query.from_dict(row["query"])
         assert row["cypher"] == render_query(query)
@@ -420,8 +422,20 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
             assert anchor["name"] in row["question"]
         if row["qtype"] in ("graph:related", "graph:related_top"):  # the step read in its voice
             step = query.pattern.steps[0]
-            said = {"ACTED_IN": "acted in", "DIRECTED": "directed", "REVIEWED": "reviewed"}[step.type]
+            said = words[step.type]
             assert (f"{said} a" if step.outgoing else f"{said} by a" if " " not in said else said) in row["question"]
+        if row["qtype"] == "graph:same":  # both kinds said; of the four ways to walk it, the earliest text
+            first, then = query.pattern.steps
+            assert query.pattern.closed and first.outgoing != then.outgoing
+            assert words[first.type] in row["question"] and words[then.type] in row["question"]
+            ways = [
+                p
+                for p in label_roots(schema)
+                if p.closed
+                and {s.type for s in p.steps} == {first.type, then.type}
+                and p.labels_of(p.target) == query.pattern.labels_of(query.pattern.target)
+            ]
+            assert len(ways) == 4 and path_text(query.pattern) == min(map(path_text, ways))
     assert any(r["qtype"] == "graph:related" and " by a person " in r["question"] for r in rows)  # the passive
     again, _ = generate(store, tmp_path, "again.jsonl", count=60, seed=1, language_share=1.0)
     assert [r["question"] for r in again] == [r["question"] for r in rows]

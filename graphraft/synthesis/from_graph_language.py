@@ -40,7 +40,7 @@ from graphraft.synthesis.language import (
     render_query,
 )
 from graphraft.synthesis.literals import question_literals
-from graphraft.synthesis.patterns import AnchorRef, Pattern, Step
+from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots, path_text
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow
 from graphraft.synthesis.verbalise import Verbaliser, _lemminflect, words_of
 
@@ -61,6 +61,7 @@ FORMS = (
     "neighbours_filter",
     "neighbours_top",
     "neighbours_count",
+    "same",
 )
 #: general English for a comparison with a number (never a data set's own words)
 COMPARISON_WORDS = {
@@ -497,6 +498,40 @@ class LanguagePlanner:
         item, said = condition
         question = rng.choice([f"how many {words} {said}", f"count the {words} {said}"])
         return Query(pattern, (item,), projection=Projection(aggregate="count")), question
+
+    def _same(self, rng, anchors):
+        """Two kinds of relationship from the same node to the same node: "the movies written
+        and directed by the same person", "the persons that acted in and directed the same
+        movie" (a closed path of two steps from a label, `patterns.label_roots`). Such a path is
+        walked four ways (from either label, either type first) with the same results; the one
+        of earliest text is asked, as a training pair of such a question is (synthesis keeps the
+        simplest, then the earliest text), and the verbs are said in either order."""
+        ways: dict[tuple, Pattern] = {}
+        for pattern in label_roots(self.schema):
+            first, then = pattern.steps if pattern.closed and len(pattern.steps) == 2 else (None, None)
+            # the node both relationships leave: the root (out, in) or the node between (in, out)
+            if first is None or first.outgoing == then.outgoing:
+                continue
+            agent_is_root = first.outgoing
+            agent = pattern.anchor.labels[0] if agent_is_root else first.labels[0]
+            other = first.labels[0] if agent_is_root else pattern.anchor.labels[0]
+            asks_agent = pattern.target == (0 if agent_is_root else 1)
+            key = (agent, other, tuple(sorted((first.type, then.type))), asks_agent)
+            if key not in ways or path_text(pattern) < path_text(ways[key]):
+                ways[key] = pattern
+        if not ways:
+            return None
+        (agent, other, types, asks_agent), pattern = rng.choice(sorted(ways.items(), key=lambda w: w[0]))
+        types = list(types) if rng.random() < 0.5 else list(reversed(types))
+        if asks_agent:
+            them, verbs = self._them(agent), [_key_words(t) for t in types]
+            said = f"{verbs[0]} and {verbs[1]} the same {self._one(other)}"
+            question = rng.choice([f"which {them} {said}", f"the {them} that {said}", f"list the {them} that {said}"])
+        else:
+            them, done = self._them(other), [_participle(t) or _key_words(t) for t in types]
+            said = f"{done[0]} and {done[1]} by the same {self._one(agent)}"
+            question = rng.choice([f"which {them} were {said}", f"the {them} {said}", f"list the {them} {said}"])
+        return Query(pattern), question
 
     def _steps_of(self, ref: AnchorRef) -> list[Step]:
         """The kinds of relationship a named node has (type, direction, the other end's label)."""
