@@ -395,9 +395,11 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     forms = Counter(r["qtype"].removeprefix("graph:") for r in rows)
     # a text property of a few values (this small graph's taglines) is asked by its value, else by a word
     assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
-    # a step composed with the clauses: related to nodes that hold a value, a named node's
-    # neighbours filtered, ordered and limited, or counted
-    assert {"related", "related_top", "neighbours_filter", "neighbours_top", "neighbours_count", "same"} <= set(forms)
+    # a step composed with the clauses: related to nodes that hold a value (or counted, or
+    # aggregated), a named node's neighbours filtered, ordered and limited, or counted, and two
+    # relationships between the same two nodes
+    composed = {"related", "related_top", "related_aggregate", "neighbours_filter", "neighbours_top"}
+    assert composed | {"neighbours_count", "same"} <= set(forms)
     assert {"value", "contains"} & set(forms)
     assert len({r["cypher"] for r in rows}) == 60  # distinct queries
     # the box office kept as text is asked as a number: compared with one, or aggregated (toFloat)

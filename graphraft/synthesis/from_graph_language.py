@@ -62,6 +62,7 @@ FORMS = (
     "neighbours_top",
     "neighbours_count",
     "same",
+    "related_aggregate",
 )
 #: general English for a comparison with a number (never a data set's own words)
 COMPARISON_WORDS = {
@@ -73,6 +74,8 @@ COMPARISON_WORDS = {
 }
 #: general English for a comparison with a whole number that reads as a year (1000-2100)
 YEAR_WORDS = {">": ("after",), "<": ("before",)}
+#: the longest text value a composed question states
+MAX_SAID = 40
 AGGREGATE_WORDS = {"max": "highest", "min": "lowest", "avg": "average", "sum": "total"}
 
 
@@ -95,6 +98,22 @@ def _participle(kind: str) -> str | None:
         return None
     done = tables.getInflection(lemma[0], tag="VBN")
     return done[0] if done else None
+
+
+def _reads_as_verb(kind: str) -> bool:
+    """Whether a relationship type opens with an inflected verb (``ACTED_IN``, ``WROTE``,
+    ``REPORTS_TO``: "acted in a movie") rather than a noun (``PART_OF``, ``MEMBER_OF``: "is part
+    of a category"), by lemminflect's English tables (without them: a verb, as before)."""
+    words = words_of(kind)
+    if not words or (tables := _lemminflect()) is None:
+        return True
+    lemma = tables.getAllLemmas(words[0]).get("VERB")
+    return bool(lemma) and lemma[0] != words[0]
+
+
+def _that(clause: str) -> str:
+    """A relative clause opened with "that" once: "that acted in a movie", "that a person ... directed"."""
+    return clause if clause.startswith("that ") else f"that {clause}"
 
 
 def _article(noun: str) -> str:
@@ -277,17 +296,24 @@ class LanguagePlanner:
             if k == 1
             else rng.choice([f"the {k} {self._them(root)}", f"top {k} {self._them(root)}"])
         )
-        if outgoing:
-            question = (
-                f"{who} {verb} the most {self._them(other)}"
-                if k == 1
-                else f"{who} that {verb} the most {self._them(other)}"
-            )
-        else:
+        # sometimes only the neighbours that hold a value count: the most movies released after 2000
+        condition = self._condition(rng, other, 1) if rng.random() < 0.3 else None
+        filters, most = (
+            ((condition[0],), f"the most {self._them(other)} {condition[1]}")
+            if condition
+            else ((), f"the most {self._them(other)}")
+        )
+        is_verb = _reads_as_verb(kind)
+        if outgoing:  # which person acted in the most movies / which product is part of the most ...
+            said = verb if is_verb else ("is " if k == 1 else "are ") + verb
+            question = f"{who} {said} {most}" if k == 1 else f"{who} that {said} {most}"
+        elif is_verb or _participle(kind) is not None:
             done = _participle(kind) or verb  # ORDERS: ordered by
-            question = f"{who} {'was' if k == 1 else 'that were'} {done} by the most {self._them(other)}"
+            question = f"{who} {'was' if k == 1 else 'that were'} {done} by {most}"
+        else:  # which category the most products are part of
+            question = f"{who} {'' if k == 1 else 'that '}{most} are {verb}"
         projection = Projection(aggregate="count", group=0)
-        return Query(pattern, projection=projection, order=Order("count", True), limit=k), question
+        return Query(pattern, filters, projection=projection, order=Order("count", True), limit=k), question
 
     def _common(self, rng, anchors):
         """How many of a label's nodes share each value of a text property: the most common k
@@ -374,7 +400,8 @@ class LanguagePlanner:
             said = _compared(rng, op, value)
             words = rng.choice([f"whose {named} is {said}", f"with {named} {said}", f"with a {named} {said}"])
             return Filter(element, key, op, value, numeric=text), words
-        values = [v for v in props[key].values or [] if isinstance(v, str) and v.strip()]
+        # a value a person would type (not a picture's bytes as text)
+        values = [v for v in props[key].values or [] if isinstance(v, str) and v.strip() and len(v) <= MAX_SAID]
         if not values:
             return None
         value = rng.choice(values)
@@ -404,12 +431,13 @@ class LanguagePlanner:
             return None
         item, said = condition
         verb, one = _key_words(kind), self._one(other)
-        if outgoing:  # the persons that acted in a movie whose released is after 2000
-            clause = f"{verb} {_article(one)} {one} {said}"
+        is_verb = _reads_as_verb(kind)
+        if outgoing:  # the persons that acted in a movie whose released is after 2000 / are part of
+            clause = f"{verb if is_verb else 'are ' + verb} {_article(one)} {one} {said}"
         elif (done := _participle(kind)) is not None:  # the movies written by a person born ...
             clause = rng.choice([f"were {done} by", f"{done} by"]) + f" {_article(one)} {one} {said}"
-        else:  # the movies that a person whose born is below 1960 acted in
-            clause = f"{_article(one)} {one} {said} {verb}"
+        else:  # the movies that a person whose born is below 1960 acted in / is part of
+            clause = f"that {_article(one)} {one} {said} {verb if is_verb else 'is ' + verb}"
         pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 0)
         return pattern, item, clause, root
 
@@ -421,10 +449,10 @@ class LanguagePlanner:
         them, k = self._them(root), rng.choice((None, None, 3, 5))
         if k is None:
             question = rng.choice(
-                [f"which {them} {clause}", f"the {them} that {clause}", f"list the {them} that {clause}"]
+                [f"which {them} {clause}", f"the {them} {_that(clause)}", f"list the {them} {_that(clause)}"]
             )
             return Query(pattern, (item,)), question
-        question = rng.choice([f"name {k} {them} that {clause}", f"the first {k} {them} that {clause}"])
+        question = rng.choice([f"name {k} {them} {_that(clause)}", f"the first {k} {them} {_that(clause)}"])
         return Query(pattern, (item,), limit=k), question
 
     def _related_top(self, rng, anchors):
@@ -438,10 +466,32 @@ class LanguagePlanner:
         order, words = ordering
         them, k = self._them(root), rng.choice((1, 3, 5))
         if k == 1:  # one node: "was written by"
-            question = f"which {self._one(root)} {words} {re.sub(r'^were ', 'was ', clause)}"
+            one = re.sub(r"^are ", "is ", re.sub(r"^were ", "was ", clause))
+            question = f"which {self._one(root)} {words} {one}"
         else:
-            question = rng.choice([f"the {k} {them} {words} that {clause}", f"top {k} {them} that {clause}, {words}"])
+            question = rng.choice(
+                [f"the {k} {them} {words} {_that(clause)}", f"top {k} {them} {_that(clause)}, {words}"]
+            )
         return Query(pattern, (item,), order=order, limit=k), question
+
+    def _related_aggregate(self, rng, anchors):
+        """How many of a label's nodes are related to nodes that hold a value, or a number of
+        theirs at its highest, lowest or on average: "how many persons acted in a movie whose
+        released is after 2000", "the average born of the persons that directed a movie ..."."""
+        found = self._relating(rng)
+        if found is None:
+            return None
+        pattern, item, clause, root = found
+        them = self._them(root)
+        props = self.schema.properties.get(root, {})
+        keys = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        if not keys or rng.random() < 0.5:
+            question = rng.choice([f"how many {them} {clause}", f"count the {them} {_that(clause)}"])
+            return Query(pattern, (item,), projection=Projection(aggregate="count")), question
+        key, fn = rng.choice(keys), rng.choice(("avg", "max", "min"))
+        question = f"what is the {AGGREGATE_WORDS[fn]} {_key_words(key)} of the {them} {_that(clause)}"
+        projection = Projection(aggregate=fn, key=key, numeric=props[key].numeric)
+        return Query(pattern, (item,), projection=projection), question
 
     def _neighbours(self, rng, anchors) -> tuple[Pattern, str, str] | None:
         """A named node's neighbours along one of its relationships: the path (the neighbour
