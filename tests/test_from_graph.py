@@ -170,6 +170,21 @@ def test_without_lemminflect_the_passive_phrases_stay(monkeypatch):
     assert phrases == ["the person that [X] was directed by", "the persons [X] was directed by"]
 
 
+def test_a_types_voice_from_englishs_tables():
+    """A one-word verb type's passive is its participle; a type that opens with a word in its
+    base form (or no verb) reads as a noun, "is part of"; without the tables, no passive."""
+    from graphraft.synthesis import verbalise
+
+    assert [verbalise.participle(t) for t in ("WROTE", "ORDERS", "DIRECTED")] == ["written", "ordered", "directed"]
+    assert verbalise.participle("ACTED_IN") is None and verbalise.participle("IS") is None
+    assert [verbalise.reads_as_verb(t) for t in ("ACTED_IN", "REPORTS_TO", "PART_OF", "MEMBER_OF")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
 def test_the_same_seed_gives_the_same_questions(demo_store, tmp_path):
     strip = lambda rows: [{k: v for k, v in r.items() if k != "timings"} for r in rows]  # noqa: E731
     first, _ = generate(demo_store, tmp_path, "a.jsonl", count=30, seed=7)

@@ -42,7 +42,7 @@ from graphraft.synthesis.language import (
 from graphraft.synthesis.literals import question_literals
 from graphraft.synthesis.patterns import AnchorRef, Pattern, Step, label_roots, path_text
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow
-from graphraft.synthesis.verbalise import Verbaliser, _lemminflect, words_of
+from graphraft.synthesis.verbalise import Verbaliser, participle, reads_as_verb, words_of
 
 #: the forms, each asked in turn (a label's or a relationship type's, or a named node's)
 FORMS = (
@@ -85,30 +85,6 @@ def _compared(rng: random.Random, op: str, value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and 1000 <= value <= 2100:
         words = words + YEAR_WORDS.get(op, ())
     return f"{rng.choice(words)} {value}".strip()
-
-
-def _participle(kind: str) -> str | None:
-    """The past participle of a relationship type of one word that reads as a verb (``WROTE``
-    -> written, ``DIRECTED`` -> directed), for the passive voice; None for any other."""
-    words = words_of(kind)
-    if len(words) != 1 or (tables := _lemminflect()) is None:
-        return None
-    lemma = tables.getLemma(words[0], upos="VERB")
-    if not lemma or lemma[0] in ("be", "have", "do"):  # IS, HAS: no passive
-        return None
-    done = tables.getInflection(lemma[0], tag="VBN")
-    return done[0] if done else None
-
-
-def _reads_as_verb(kind: str) -> bool:
-    """Whether a relationship type opens with an inflected verb (``ACTED_IN``, ``WROTE``,
-    ``REPORTS_TO``: "acted in a movie") rather than a noun (``PART_OF``, ``MEMBER_OF``: "is part
-    of a category"), by lemminflect's English tables (without them: a verb, as before)."""
-    words = words_of(kind)
-    if not words or (tables := _lemminflect()) is None:
-        return True
-    lemma = tables.getAllLemmas(words[0]).get("VERB")
-    return bool(lemma) and lemma[0] != words[0]
 
 
 def _that(clause: str) -> str:
@@ -303,12 +279,12 @@ class LanguagePlanner:
             if condition
             else ((), f"the most {self._them(other)}")
         )
-        is_verb = _reads_as_verb(kind)
+        is_verb = reads_as_verb(kind)
         if outgoing:  # which person acted in the most movies / which product is part of the most ...
             said = verb if is_verb else ("is " if k == 1 else "are ") + verb
             question = f"{who} {said} {most}" if k == 1 else f"{who} that {said} {most}"
-        elif is_verb or _participle(kind) is not None:
-            done = _participle(kind) or verb  # ORDERS: ordered by
+        elif is_verb or participle(kind) is not None:
+            done = participle(kind) or verb  # ORDERS: ordered by
             question = f"{who} {'was' if k == 1 else 'that were'} {done} by {most}"
         else:  # which category the most products are part of
             question = f"{who} {'' if k == 1 else 'that '}{most} are {verb}"
@@ -431,10 +407,10 @@ class LanguagePlanner:
             return None
         item, said = condition
         verb, one = _key_words(kind), self._one(other)
-        is_verb = _reads_as_verb(kind)
+        is_verb = reads_as_verb(kind)
         if outgoing:  # the persons that acted in a movie whose released is after 2000 / are part of
             clause = f"{verb if is_verb else 'are ' + verb} {_article(one)} {one} {said}"
-        elif (done := _participle(kind)) is not None:  # the movies written by a person born ...
+        elif (done := participle(kind)) is not None:  # the movies written by a person born ...
             clause = rng.choice([f"were {done} by", f"{done} by"]) + f" {_article(one)} {one} {said}"
         else:  # the movies that a person whose born is below 1960 acted in / is part of
             clause = f"that {_article(one)} {one} {said} {verb if is_verb else 'is ' + verb}"
@@ -578,7 +554,7 @@ class LanguagePlanner:
             said = f"{verbs[0]} and {verbs[1]} the same {self._one(other)}"
             question = rng.choice([f"which {them} {said}", f"the {them} that {said}", f"list the {them} that {said}"])
         else:
-            them, done = self._them(other), [_participle(t) or _key_words(t) for t in types]
+            them, done = self._them(other), [participle(t) or _key_words(t) for t in types]
             said = f"{done[0]} and {done[1]} by the same {self._one(agent)}"
             question = rng.choice([f"which {them} were {said}", f"the {them} {said}", f"list the {them} {said}"])
         return Query(pattern), question

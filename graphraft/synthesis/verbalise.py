@@ -77,6 +77,30 @@ def active_verb(words: list[str] | tuple[str, ...]) -> tuple[str, str] | None:
     return lemma[0], past[0]
 
 
+def participle(kind: str) -> str | None:
+    """The past participle of a relationship type of one word that reads as a verb (``WROTE``
+    -> written, ``DIRECTED`` -> directed), for the passive voice; None for any other."""
+    words = words_of(kind)
+    if len(words) != 1 or (tables := _lemminflect()) is None:
+        return None
+    lemma = tables.getLemma(words[0], upos="VERB")
+    if not lemma or lemma[0] in ("be", "have", "do"):  # IS, HAS: no passive
+        return None
+    done = tables.getInflection(lemma[0], tag="VBN")
+    return done[0] if done else None
+
+
+def reads_as_verb(kind: str) -> bool:
+    """Whether a relationship type opens with an inflected verb (``ACTED_IN``, ``WROTE``,
+    ``REPORTS_TO``: "acted in a movie") rather than a noun (``PART_OF``, ``MEMBER_OF``: "is part
+    of a category"), by lemminflect's English tables (without them: a verb, as before)."""
+    words = words_of(kind)
+    if not words or (tables := _lemminflect()) is None:
+        return True
+    lemma = tables.getAllLemmas(words[0]).get("VERB")
+    return bool(lemma) and lemma[0] != words[0]
+
+
 #: readings of a chain's earlier steps kept (each step has one to five phrases)
 READINGS = 8
 
