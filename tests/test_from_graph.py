@@ -399,29 +399,31 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
     from facts_graph import load as load_facts
 
     from graphraft.synthesis.clauses import ClauseSpace
+    from graphraft.synthesis.from_graph_language import COMPOSED_FORMS
     from graphraft.synthesis.language import Query, is_node_column, render_query
     from graphraft.synthesis.literals import question_literals
     from graphraft.synthesis.patterns import label_roots, path_text
 
     load_facts(store)
-    rows, generator = generate(store, tmp_path, count=60, seed=1, language_share=1.0)
-    assert len(rows) == 60 and all(r["status"] == "ok" for r in rows)
-    assert all(set(row) == set(SynthesisRow.model_fields) for row in rows)
+    rows, generator = generate(store, tmp_path, count=40, seed=1, language_share=1.0)
+    composed, _ = generate(store, tmp_path, "composed.jsonl", count=60, seed=1, language_share=1.0, composed_forms=True)
+    for kept in (rows, composed):
+        assert len({r["cypher"] for r in kept}) == len(kept) and all(r["status"] == "ok" for r in kept)
+        assert all(set(row) == set(SynthesisRow.model_fields) for row in kept)
+    assert len(rows) == 40 and len(composed) == 60  # distinct queries
     forms = Counter(r["qtype"].removeprefix("graph:") for r in rows)
     # a text property of a few values (this small graph's taglines) is asked by its value, else by a word
     assert {"filter", "top", "aggregate", "most", "lacking", "lookup", "count", "common"} <= set(forms)
-    # a step composed with the clauses: related to nodes that hold a value (or counted, or
-    # aggregated), a named node's neighbours filtered, ordered and limited, or counted, and two
-    # relationships between the same two nodes
-    composed = {"related", "related_top", "related_aggregate", "neighbours_filter", "neighbours_top"}
-    assert composed | {"neighbours_count", "same"} <= set(forms)
     assert {"value", "contains"} & set(forms)
-    assert len({r["cypher"] for r in rows}) == 60  # distinct queries
+    # `--composed-forms`: a step composed with the clauses: related to nodes that hold a value (or
+    # counted, or aggregated), a named node's neighbours filtered, ordered and limited, or
+    # counted, two relationships between the same two nodes, the k with the most neighbours
+    assert set(COMPOSED_FORMS) <= {r["qtype"].removeprefix("graph:") for r in composed}
     # the box office kept as text is asked as a number: compared with one, or aggregated (toFloat)
     assert any("toFloat(n0.gross)" in r["cypher"] for r in rows)
     schema = store.schema()
     words = {"ACTED_IN": "acted in", "DIRECTED": "directed", "REVIEWED": "reviewed"}  # the types' words
-    for row in rows:
+    for row in rows + composed:
         query = Query.from_dict(row["query"])
         assert row["cypher"] == render_query(query)
         assert ClauseSpace(schema, question_literals(row["question"]), row["question"]).contains(query)
@@ -453,9 +455,22 @@ def test_questions_of_the_languages_forms_are_ones_ask_can_write_and_their_rows_
                 and p.labels_of(p.target) == query.pattern.labels_of(query.pattern.target)
             ]
             assert len(ways) == 4 and path_text(query.pattern) == min(map(path_text, ways))
-    assert any(r["qtype"] == "graph:related" and " by a person " in r["question"] for r in rows)  # the passive
-    again, _ = generate(store, tmp_path, "again.jsonl", count=60, seed=1, language_share=1.0)
-    assert [r["question"] for r in again] == [r["question"] for r in rows]
+    assert any(r["qtype"] == "graph:related" and " by a person " in r["question"] for r in composed)  # passive
+    again, _ = generate(store, tmp_path, "again.jsonl", count=60, seed=1, language_share=1.0, composed_forms=True)
+    assert [r["question"] for r in again] == [r["question"] for r in composed]
+
+
+def test_the_composed_forms_are_opt_in(store, tmp_path):
+    """Without `--composed-forms` the language's questions are of the single forms alone (the
+    files made before the option, and the movies figure's pairs, are made again unchanged)."""
+    from facts_graph import load as load_facts
+
+    from graphraft.synthesis.from_graph_language import COMPOSED_FORMS, FORMS
+
+    load_facts(store)
+    rows, _ = generate(store, tmp_path, count=30, seed=1, language_share=1.0)
+    assert {r["qtype"].removeprefix("graph:") for r in rows} <= set(FORMS)
+    assert not set(FORMS) & set(COMPOSED_FORMS)
 
 
 def test_a_language_share_leaves_the_rest_to_paths(demo_store, tmp_path):

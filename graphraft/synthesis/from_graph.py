@@ -29,7 +29,14 @@ from graphraft.graph.store import GraphStore
 from graphraft.progress import Progress, SilentProgress
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.enumeration import PatternEnumerator
-from graphraft.synthesis.from_graph_language import FORMS, LanguagePlan, LanguagePlanner, language_row, name_of
+from graphraft.synthesis.from_graph_language import (
+    COMPOSED_FORMS,
+    FORMS,
+    LanguagePlan,
+    LanguagePlanner,
+    language_row,
+    name_of,
+)
 from graphraft.synthesis.language import is_node_column, render_query
 from graphraft.synthesis.patterns import AnchorRef, Pattern, executable, language_paths, render
 from graphraft.synthesis.rows import AnchorRow, SynthesisRow, read_usable
@@ -59,6 +66,12 @@ class GenerationConfig(SynthesisConfig):
         le=1.0,
         description="--from-graph: share of questions of the query language's forms (a property, a count, a "
         "filter, the first k, an aggregate, the most, the lacking) instead of paths.",
+    )
+    # mixed with a graph's real pairs they taught other conventions than its pairs' (movies, README)
+    composed_forms: bool = Field(
+        False,
+        description="--from-graph: with --language-share, also forms that compose a step with filters, "
+        "orders, limits and aggregates (the persons that acted in a movie released after 2000).",
     )
     max_degree: int | None = Field(
         None, ge=1, description="--from-graph: skip anchors with more relationships (default: fanout_cap)."
@@ -101,6 +114,8 @@ class GenerationConfig(SynthesisConfig):
         for default in ("prior_hops", "prior_types"):
             if data[default]:
                 data.pop(default)  # the default, as in files written before the option
+        if not data["composed_forms"]:
+            data.pop("composed_forms")  # the default, as in files written before the option
         if not data["prior_smoothing"]:
             data.pop("prior_smoothing")  # the default, as in files written before the option
         if self.shape_prior is None:
@@ -338,6 +353,7 @@ class GraphQuestionGenerator:
         if count == 0:
             return []
         planner = LanguagePlanner(self.store, self.verbaliser, cfg.seed, cfg.max_answers, cfg.timeout_ms)
+        forms = FORMS + (COMPOSED_FORMS if cfg.composed_forms else ())
         names = dict((ref.id, name) for ref, name in anchors)
         plans: list[LanguagePlan] = []
         seen: set[str] = set()
@@ -346,7 +362,7 @@ class GraphQuestionGenerator:
                 if len(plans) == count:
                     break
                 rng = random.Random(stable_hash(f"{cfg.seed}:language:{attempt}"))
-                form = FORMS[attempt % len(FORMS)]
+                form = forms[attempt % len(forms)]
                 found = planner.plan(form, rng, anchors)
                 if found is None:
                     continue

@@ -45,24 +45,17 @@ from graphraft.synthesis.rows import AnchorRow, SynthesisRow
 from graphraft.synthesis.verbalise import Verbaliser, participle, reads_as_verb, words_of
 
 #: the forms, each asked in turn (a label's or a relationship type's, or a named node's)
-FORMS = (
-    "filter",
-    "contains",
-    "value",
-    "top",
-    "aggregate",
-    "most",
-    "lacking",
-    "lookup",
-    "count",
-    "common",
+FORMS = ("filter", "contains", "value", "top", "aggregate", "most", "lacking", "lookup", "count", "common")
+#: the forms that compose a step with the clauses (``GenerationConfig.composed_forms``), after FORMS
+COMPOSED_FORMS = (
+    "most_composed",
     "related",
     "related_top",
+    "related_aggregate",
     "neighbours_filter",
     "neighbours_top",
     "neighbours_count",
     "same",
-    "related_aggregate",
 )
 #: general English for a comparison with a number (never a data set's own words)
 COMPARISON_WORDS = {
@@ -261,6 +254,23 @@ class LanguagePlanner:
         return (kind, source, target, True) if outgoing else (kind, target, source, False)
 
     def _most(self, rng, anchors):
+        found = self._link(rng)
+        if found is None:
+            return None
+        kind, root, other, outgoing = found
+        verb = _key_words(kind)
+        pattern = Pattern(AnchorRef(None, (root,)), (Step(kind, outgoing, (other,)),), 1)
+        if outgoing:
+            question = f"which {self._one(root)} {verb} the most {self._them(other)}"
+        else:
+            question = f"which {self._one(root)} was {verb} by the most {self._them(other)}"
+        projection = Projection(aggregate="count", group=0)
+        return Query(pattern, projection=projection, order=Order("count", True), limit=1), question
+
+    def _most_composed(self, rng, anchors):
+        """The node or the k nodes with the most neighbours of a kind, sometimes only those that
+        hold a value counted, the step read in its voice ("the 3 movies that were written by the
+        most persons", "which category the most products are part of")."""
         found = self._link(rng)
         if found is None:
             return None
@@ -567,11 +577,11 @@ class LanguagePlanner:
             {"id": ref.id},
             timeout_ms=self.timeout_ms,
         )
-        steps = {
+        steps = [
             Step(r["type"], bool(r["outgoing"]), tuple(domain_labels(r["labels"])[:1]))
             for r in rows
             if domain_labels(r["labels"])
-        }
+        ]
         return sorted(steps, key=lambda s: (s.type, s.outgoing, s.labels))
 
     def keep(self, query: Query, question: str, paths: list[Pattern] | None) -> list[dict] | None:
