@@ -31,3 +31,11 @@ def test_the_label_a_question_asks_for(question, asked):
 
 def test_a_label_given_in_the_plural_is_named_in_the_singular_too():
     assert asked_label("which product sold best", ["Products", "People"]) == "Products"
+
+
+def test_a_label_is_named_by_englishs_own_plural_too():
+    """``Person`` is asked for as "people" (English's irregular plural), not passed over for the movies."""
+    labels = ["Movie", "Person"]
+    assert asked_label("Show the top 5 people who have reviewed the most movies.", labels) == "Person"
+    assert asked_label("Show the top 5 persons who have reviewed the most movies.", labels) == "Person"
+    assert asked_label("Which children attend the most schools?", ["School", "Child"]) == "Child"

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from graphraft.synthesis.language import Query
 from graphraft.synthesis.literals import question_literals, stated_balance
-from graphraft.synthesis.verbalise import plural, singular, words_of
+from graphraft.synthesis.verbalise import plurals, singular, words_of
 
 #: words after which a label's noun is what is counted, not what is asked for
 COUNTED_AFTER = (("many",), ("number", "of"))
@@ -30,7 +30,8 @@ ASKS_FOR_NO_LABEL = frozenset({"who", "whom"})
 
 def asked_label(question: str, labels: Iterable[str]) -> str | None:
     """The label the question asks for: the first whose noun it names, singular or plural
-    (``OrderDetail``: "order detail" or "order details"), not after "how many" or "number of";
+    (``OrderDetail``: "order detail" or "order details"; ``Person``: "persons" or "people",
+    ``verbalise.IRREGULAR_PLURALS``), not after "how many" or "number of";
     None when it names none, or opens with "who"."""
     words = re.findall(r"[a-z0-9]+", question.casefold())
     if not words or words[0] in ASKS_FOR_NO_LABEL:
@@ -38,7 +39,7 @@ def asked_label(question: str, labels: Iterable[str]) -> str | None:
     forms: dict[tuple[str, ...], str] = {}
     for label in labels:
         noun = " ".join(words_of(label))
-        for form in (noun, plural(noun), singular(noun)) if noun else ():
+        for form in (noun, *plurals(noun), singular(noun)) if noun else ():
             forms.setdefault(tuple(form.split()), label)
     longest_first = sorted(forms.items(), key=lambda item: -len(item[0]))  # "order detail" before "order"
     for index in range(len(words)):

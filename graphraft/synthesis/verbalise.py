@@ -142,6 +142,46 @@ def singular(noun: str) -> str:
     return f"{head} {last}".strip()
 
 
+#: English's irregular plurals (the language's own, not a data set's): the nouns a rule misses
+IRREGULAR_PLURALS = {
+    "person": "people",
+    "child": "children",
+    "man": "men",
+    "woman": "women",
+    "mouse": "mice",
+    "foot": "feet",
+    "tooth": "teeth",
+    "goose": "geese",
+    "ox": "oxen",
+    "criterion": "criteria",
+    "phenomenon": "phenomena",
+    "datum": "data",
+    "medium": "media",
+    "analysis": "analyses",
+    "thesis": "theses",
+    "crisis": "crises",
+    "diagnosis": "diagnoses",
+    "index": "indices",
+    "matrix": "matrices",
+    "vertex": "vertices",
+    "leaf": "leaves",
+    "life": "lives",
+    "wife": "wives",
+    "knife": "knives",
+    "shelf": "shelves",
+}
+
+
+def plurals(noun: str) -> tuple[str, ...]:
+    """The plurals a question may use for a noun: the rule's (``persons``) and English's
+    irregular one of its last word where it has one (``people``, ``children``, ``criteria``)."""
+    head, _, last = noun.rpartition(" ")
+    forms = [plural(noun)]
+    if last in IRREGULAR_PLURALS:
+        forms.append(f"{head} {IRREGULAR_PLURALS[last]}".strip())
+    return tuple(dict.fromkeys(forms))
+
+
 @dataclass
 class Phrases:
     """What the user's phrase file says; empty by default."""
