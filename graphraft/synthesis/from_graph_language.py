@@ -352,13 +352,10 @@ class LanguagePlanner:
 
     def _count(self, rng, anchors):
         """How many nodes one of the node's own relationships reaches."""
-        if not anchors:
+        found = self._anchor_step(rng, anchors)
+        if found is None:
             return None
-        ref, name = rng.choice(anchors)
-        steps = self._steps_of(ref)
-        if not steps:
-            return None
-        step = rng.choice(steps)
+        ref, name, step = found
         verb, others = _key_words(step.type), self._them(step.labels[0])
         question = f"how many {others} has {name} {verb}" if step.outgoing else f"how many {others} {verb} {name}"
         return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
@@ -483,26 +480,29 @@ class LanguagePlanner:
         """A named node's neighbours along one of its relationships: the path (the neighbour
         its target), their words ("the movies Tom Hanks acted in", "the persons that directed
         X") and their label."""
-        if not anchors:
+        found = self._anchor_step(rng, anchors)
+        if found is None:
             return None
-        ref, name = rng.choice(anchors)
-        steps = self._steps_of(ref)
-        if not steps:
-            return None
-        step = rng.choice(steps)
+        ref, name, step = found
         verb, them = _key_words(step.type), self._them(step.labels[0])
         words = f"{them} {name} {verb}" if step.outgoing else f"{them} that {verb} {name}"
         return Pattern(ref, (step,), 1), words, step.labels[0]
 
-    def _neighbours_filter(self, rng, anchors):
+    def _neighbours_holding(self, rng, anchors) -> tuple[Pattern, str, Filter, str] | None:
+        """A named node's neighbours that hold a value: the path, their words, the filter and its
+        words ("whose released is after 2000")."""
         found = self._neighbours(rng, anchors)
         if found is None:
             return None
         pattern, words, label = found
         condition = self._condition(rng, label, 1)
-        if condition is None:
+        return None if condition is None else (pattern, words, *condition)
+
+    def _neighbours_filter(self, rng, anchors):
+        found = self._neighbours_holding(rng, anchors)
+        if found is None:
             return None
-        item, said = condition
+        pattern, words, item, said = found
         question = rng.choice([f"which {words} {said}", f"the {words}, {said}", f"list the {words} {said}"])
         return Query(pattern, (item,)), question
 
@@ -524,14 +524,10 @@ class LanguagePlanner:
         return Query(pattern, order=order, limit=k), question
 
     def _neighbours_count(self, rng, anchors):
-        found = self._neighbours(rng, anchors)
+        found = self._neighbours_holding(rng, anchors)
         if found is None:
             return None
-        pattern, words, label = found
-        condition = self._condition(rng, label, 1)
-        if condition is None:
-            return None
-        item, said = condition
+        pattern, words, item, said = found
         question = rng.choice([f"how many {words} {said}", f"count the {words} {said}"])
         return Query(pattern, (item,), projection=Projection(aggregate="count")), question
 
@@ -568,6 +564,14 @@ class LanguagePlanner:
             said = f"{done[0]} and {done[1]} by the same {self._one(agent)}"
             question = rng.choice([f"which {them} were {said}", f"the {them} {said}", f"list the {them} {said}"])
         return Query(pattern), question
+
+    def _anchor_step(self, rng, anchors) -> tuple[AnchorRef, str, Step] | None:
+        """A named node (by the seed), its name and one of its kinds of relationship."""
+        if not anchors:
+            return None
+        ref, name = rng.choice(anchors)
+        steps = self._steps_of(ref)
+        return (ref, name, rng.choice(steps)) if steps else None
 
     def _steps_of(self, ref: AnchorRef) -> list[Step]:
         """The kinds of relationship a named node has (type, direction, the other end's label)."""
