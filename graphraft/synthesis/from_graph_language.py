@@ -1,12 +1,13 @@
 """Training questions of the query language's forms from the graph alone (`synthesize
 --from-graph --language-share S`): a property of a named node, how many nodes a path reaches, a
 label's nodes filtered by a value one of them holds, the first k by a property, a property's
-highest, lowest, average or total, the nodes (one or k) with the most neighbours of a kind, the
-nodes that lack a kind of relationship, the most common values of a text property; and forms
-that compose a step with the clauses, as people's questions do: a label's nodes related to nodes
-that hold a value (the persons that acted in a movie released after 2000), the first k of them by
-a property of theirs, and a named node's neighbours filtered, ordered and limited, or counted
-(how many movies released after 2000 has X acted in).
+highest, lowest, average or total, the node with the most neighbours of a kind, the nodes that
+lack a kind of relationship, the most common values of a text property. With ``composed_forms``
+(``--composed-forms``), also forms that compose a step with the clauses, as people's questions do:
+a label's nodes related to nodes that hold a value (the persons that acted in a movie released
+after 2000), the first k of them, their count or a number's average; a named node's neighbours
+filtered, ordered and limited, or counted; the k nodes with the most neighbours; two kinds of
+relationship between the same two nodes.
 
 Like the path questions (``from_graph.py``), every word comes from the schema (a label is a
 noun, a property key and a relationship type are split into words) or from a few general English
@@ -17,6 +18,7 @@ question states is one the graph holds, and each kept question's query is checke
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
@@ -289,13 +291,12 @@ class LanguagePlanner:
             if condition
             else ((), f"the most {self._them(other)}")
         )
-        is_verb = reads_as_verb(kind)
+        is_verb, done = reads_as_verb(kind), participle(kind)
         if outgoing:  # which person acted in the most movies / which product is part of the most ...
             said = verb if is_verb else ("is " if k == 1 else "are ") + verb
             question = f"{who} {said} {most}" if k == 1 else f"{who} that {said} {most}"
-        elif is_verb or participle(kind) is not None:
-            done = participle(kind) or verb  # ORDERS: ordered by
-            question = f"{who} {'was' if k == 1 else 'that were'} {done} by {most}"
+        elif is_verb or done is not None:  # ORDERS: ordered by; ACTED_IN: acted in by
+            question = f"{who} {'was' if k == 1 else 'that were'} {done or verb} by {most}"
         else:  # which category the most products are part of
             question = f"{who} {'' if k == 1 else 'that '}{most} are {verb}"
         projection = Projection(aggregate="count", group=0)
@@ -361,12 +362,17 @@ class LanguagePlanner:
         return Query(Pattern(ref, (step,), 1), projection=Projection(aggregate="count")), question
 
     # ------------------------------------------------------------------ a step and its clauses
+    def _measures(self, label: str) -> list[str]:
+        """A label's keys that hold numbers (or text that holds numbers, read with toFloat)."""
+        props = self.schema.properties.get(label, {})
+        return sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+
     def _condition(self, rng, label: str, element: int) -> tuple[Filter, str] | None:
         """A filter on node ``element`` of a path, of label ``label``, by a value its nodes hold
         (a number compared, or one of a few-valued text's values), and its words ("whose released
         is after 2000", "with country France")."""
         props = self.schema.properties.get(label, {})
-        measures = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        measures = self._measures(label)
         few = sorted(k for k, info in props.items() if info.type == "string" and info.few and info.values)
         choices = [(True, k) for k in measures] + [(False, k) for k in few]
         if not choices:
@@ -393,13 +399,12 @@ class LanguagePlanner:
     def _ordering(self, rng, label: str) -> tuple[Order, str] | None:
         """An order of a label's nodes by a number of theirs, not returned, and its words ("with
         the highest born")."""
-        props = self.schema.properties.get(label, {})
-        keys = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        keys = self._measures(label)
         if not keys:
             return None
         key, descending = rng.choice(keys), rng.random() < 0.5
         words = f"with the {'highest' if descending else 'lowest'} {_key_words(key)}"
-        return Order(key, descending, before=True, numeric=props[key].numeric), words
+        return Order(key, descending, before=True, numeric=self.schema.properties[label][key].numeric), words
 
     def _relating(self, rng) -> tuple[Pattern, Filter, str, str] | None:
         """A label's nodes related by a step of the schema to nodes that hold a value: the path
@@ -466,14 +471,13 @@ class LanguagePlanner:
             return None
         pattern, item, clause, root = found
         them = self._them(root)
-        props = self.schema.properties.get(root, {})
-        keys = sorted(k for k, info in props.items() if info.type in NUMERIC or info.numeric)
+        keys = self._measures(root)
         if not keys or rng.random() < 0.5:
             question = rng.choice([f"how many {them} {clause}", f"count the {them} {_that(clause)}"])
             return Query(pattern, (item,), projection=Projection(aggregate="count")), question
         key, fn = rng.choice(keys), rng.choice(("avg", "max", "min"))
         question = f"what is the {AGGREGATE_WORDS[fn]} {_key_words(key)} of the {them} {_that(clause)}"
-        projection = Projection(aggregate=fn, key=key, numeric=props[key].numeric)
+        projection = Projection(aggregate=fn, key=key, numeric=self.schema.properties[root][key].numeric)
         return Query(pattern, (item,), projection=projection), question
 
     def _neighbours(self, rng, anchors) -> tuple[Pattern, str, str] | None:
@@ -538,6 +542,25 @@ class LanguagePlanner:
         walked four ways (from either label, either type first) with the same results; the one
         of earliest text is asked, as a training pair of such a question is (synthesis keeps the
         simplest, then the earliest text), and the verbs are said in either order."""
+        ways = self._closed_ways
+        if not ways:
+            return None
+        (agent, other, types, asks_agent), pattern = rng.choice(ways)
+        types = list(types) if rng.random() < 0.5 else list(reversed(types))
+        if asks_agent:
+            them, verbs = self._them(agent), [_key_words(t) for t in types]
+            said = f"{verbs[0]} and {verbs[1]} the same {self._one(other)}"
+            question = rng.choice([f"which {them} {said}", f"the {them} that {said}", f"list the {them} that {said}"])
+        else:
+            them, done = self._them(other), [participle(t) or _key_words(t) for t in types]
+            said = f"{done[0]} and {done[1]} by the same {self._one(agent)}"
+            question = rng.choice([f"which {them} were {said}", f"the {them} {said}", f"list the {them} {said}"])
+        return Query(pattern), question
+
+    @functools.cached_property
+    def _closed_ways(self) -> list[tuple[tuple, Pattern]]:
+        """The schema's closed paths of two steps that leave one node twice, one per (the node
+        both leave, the other, the two types, which is asked): of its four ways, the earliest text."""
         ways: dict[tuple, Pattern] = {}
         for pattern in label_roots(self.schema):
             first, then = pattern.steps if pattern.closed and len(pattern.steps) == 2 else (None, None)
@@ -551,19 +574,7 @@ class LanguagePlanner:
             key = (agent, other, tuple(sorted((first.type, then.type))), asks_agent)
             if key not in ways or path_text(pattern) < path_text(ways[key]):
                 ways[key] = pattern
-        if not ways:
-            return None
-        (agent, other, types, asks_agent), pattern = rng.choice(sorted(ways.items(), key=lambda w: w[0]))
-        types = list(types) if rng.random() < 0.5 else list(reversed(types))
-        if asks_agent:
-            them, verbs = self._them(agent), [_key_words(t) for t in types]
-            said = f"{verbs[0]} and {verbs[1]} the same {self._one(other)}"
-            question = rng.choice([f"which {them} {said}", f"the {them} that {said}", f"list the {them} that {said}"])
-        else:
-            them, done = self._them(other), [participle(t) or _key_words(t) for t in types]
-            said = f"{done[0]} and {done[1]} by the same {self._one(agent)}"
-            question = rng.choice([f"which {them} were {said}", f"the {them} {said}", f"list the {them} {said}"])
-        return Query(pattern), question
+        return sorted(ways.items(), key=lambda w: w[0])
 
     def _anchor_step(self, rng, anchors) -> tuple[AnchorRef, str, Step] | None:
         """A named node (by the seed), its name and one of its kinds of relationship."""
