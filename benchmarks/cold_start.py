@@ -46,6 +46,11 @@ N+1 when they are there (folder suffix ``-after-VARIANT-round-N``): another poli
 one, its real pairs kept in every round's data at the same share (folder suffix ``-from-real-0.01``):
 what self-training adds to a few labelled pairs.
 
+``--prior-real`` generates the questions of each real-pair row in the shapes of its real pairs
+(`synthesize --from-graph --shape-prior`: hop lengths, paths and anchors' labels in the pairs'
+proportions, add-one smoothed) instead of evenly (folder ``l1-real-F-prior``): what a few labelled
+pairs say about the questions people ask, beside what they teach as examples.
+
 ``--dataset demo`` does the same on the demo graph shipped with GraphRAFT (loaded when missing):
 its question file's validation questions (split by a hash of the text) are scored, its training
 questions, text only, are the unlabelled ones; it has no real-pair rows (``--fractions 0``).
@@ -84,13 +89,16 @@ REAL = [
 ]
 
 
-def generate(settings, graph: str, count: int, out: Path) -> Path:
-    path = out / f"generated-{count}.jsonl"
+def generate(settings, graph: str, count: int, out: Path, prior: Path | None = None) -> Path:
+    """``count`` questions generated from the graph: spread evenly over the shapes, or in the
+    proportions of ``prior``'s queries (`synthesize --from-graph --shape-prior`)."""
+    path = out / (f"generated-{count}.jsonl" if prior is None else f"generated-{count}-prior-{prior.stem}.jsonl")
     if path.exists() and sum(1 for _ in read_rows(path)) >= count:
         return path
     started = time.perf_counter()
     with open_store(settings, graph) as store:
-        write_generated(generator_for(store, settings, GenerationConfig(count=count, seed=0)), path)
+        config = GenerationConfig(count=count, seed=0, shape_prior=prior)
+        write_generated(generator_for(store, settings, config), path)
     print(f"generated {count} questions in {time.perf_counter() - started:.0f}s -> {path}", flush=True)
     return path
 
@@ -119,6 +127,8 @@ def train_variant(
     from graphraft.training.trainer import train
 
     name = real.stem if real else "generated-only"
+    if real is not None and generated.stem.endswith(f"-prior-{real.stem}"):
+        name += "-prior"  # the generated questions in the real pairs' shapes
     output_dir = out / f"l1-{name}"
     summary_file = output_dir / "summary.json"
     if summary_file.exists():
@@ -391,6 +401,11 @@ def main() -> None:
         default=0.0,
         help="Self-train the L1 of this real-pair fraction's row (0: the generated-only one).",
     )
+    parser.add_argument(
+        "--prior-real",
+        action="store_true",
+        help="With real pairs, generate the questions in their shapes (--shape-prior; folder l1-real-F-prior).",
+    )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
@@ -411,7 +426,10 @@ def main() -> None:
     settings = load_settings(graph=graph)
     ensure_graph(settings, args.dataset, graph)
     items = questions_of(args.dataset, Split.validation, args.limit)
-    generated = generate(settings, graph, args.generated, args.out)
+    fractions = [float(f) for f in args.fractions.split(",")]
+    # the questions spread evenly: made first (minutes) unless every row takes the real pairs' shapes
+    even_needed = args.self_train or not args.prior_real or 0.0 in fractions
+    generated = generate(settings, graph, args.generated, args.out) if even_needed else None
     results = []
 
     def record(name: str, fraction: float, real: Path | None, summary: dict, adapter: Path) -> None:
@@ -439,11 +457,13 @@ def main() -> None:
         (args.out / "cold_start.json").write_text(json.dumps(results, indent=2))
 
     starts: dict[float, tuple[Path, Path | None]] = {}
-    for fraction in [float(f) for f in args.fractions.split(",")]:
+    for fraction in fractions:
         real = real_subset(fraction, args.out)
-        summary = train_variant(settings, graph, generated, real, args.examples, args.out, args.smoke)
+        shaped = generate(settings, graph, args.generated, args.out, real) if real and args.prior_real else generated
+        summary = train_variant(settings, graph, shaped, real, args.examples, args.out, args.smoke)
         record(
-            f"+ {fraction * 100:g} % real pairs" if fraction else "generated only",
+            (f"+ {fraction * 100:g} % real pairs" if fraction else "generated only")
+            + (", the generated questions in their shapes" if shaped is not generated else ""),
             fraction,
             real,
             summary,
