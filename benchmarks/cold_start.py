@@ -190,7 +190,8 @@ def self_train_name(reshape: bool, args) -> str:
     name += "-phrases" if args.phrases_only else ""
     if args.continue_from:
         name += f"-after-{args.continue_from.parent.name.removeprefix('l1-')}-{args.continue_from.name}"
-    return name + (f"-from-real-{args.self_train_start:g}" if args.self_train_start else "")
+    name += f"-from-real-{args.self_train_start:g}" if args.self_train_start else ""
+    return name + ("-prior" if args.self_train_start and args.prior_real else "")
 
 
 def self_train_row(reshape: bool, args, entry: dict) -> str:
@@ -206,6 +207,7 @@ def self_train_row(reshape: bool, args, entry: dict) -> str:
     prior += ", phrases alone" if args.phrases_only else ""
     prior += f", after {args.continue_from}" if args.continue_from else ""
     prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
+    prior += " (questions in the real pairs' shapes)" if args.self_train_start and args.prior_real else ""
     return f"+ self-training{prior}, round {entry['round']} ({entry['kept']} of {entry['questions']} labelled)"
 
 
@@ -428,7 +430,7 @@ def main() -> None:
     items = questions_of(args.dataset, Split.validation, args.limit)
     fractions = [float(f) for f in args.fractions.split(",")]
     # the questions spread evenly: made first (minutes) unless every row takes the real pairs' shapes
-    even_needed = args.self_train or not args.prior_real or 0.0 in fractions
+    even_needed = not args.prior_real or 0.0 in fractions
     generated = generate(settings, graph, args.generated, args.out) if even_needed else None
     results = []
 
@@ -456,7 +458,7 @@ def main() -> None:
         )
         (args.out / "cold_start.json").write_text(json.dumps(results, indent=2))
 
-    starts: dict[float, tuple[Path, Path | None]] = {}
+    starts: dict[float, tuple[Path, Path | None, Path]] = {}
     for fraction in fractions:
         real = real_subset(fraction, args.out)
         shaped = generate(settings, graph, args.generated, args.out, real) if real and args.prior_real else generated
@@ -469,11 +471,11 @@ def main() -> None:
             summary,
             Path(summary["adapter"]),
         )
-        starts[fraction] = Path(summary["adapter"]), real
+        starts[fraction] = Path(summary["adapter"]), real, shaped
     if args.self_train and args.self_train_start not in starts:
         parser.error(f"--self-train-start {args.self_train_start:g}: not among --fractions {args.fractions}")
     if args.self_train:
-        start, real = starts[args.self_train_start]
+        start, real, generated = starts[args.self_train_start]  # that row's generated questions too
         if args.continue_from:
             if not (args.continue_from / "adapter").is_dir():
                 parser.error(f"--continue-from {args.continue_from}: no adapter there (a self-training round's folder)")
