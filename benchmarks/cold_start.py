@@ -122,13 +122,19 @@ def real_source(real: Path, examples: int) -> str:
 
 
 def train_variant(
-    settings, graph: str, generated: Path, real: Path | None, examples: int, out: Path, smoke: bool
+    settings,
+    graph: str,
+    generated: Path,
+    real: Path | None,
+    examples: int,
+    out: Path,
+    smoke: bool,
+    shaped: bool = False,
 ) -> dict:
     from graphraft.training.trainer import train
 
     name = real.stem if real else "generated-only"
-    if real is not None and generated.stem.endswith(f"-prior-{real.stem}"):
-        name += "-prior"  # the generated questions in the real pairs' shapes
+    name += "-prior" if shaped else ""  # the generated questions in the real pairs' shapes
     output_dir = out / f"l1-{name}"
     summary_file = output_dir / "summary.json"
     if summary_file.exists():
@@ -462,7 +468,9 @@ def main() -> None:
     for fraction in fractions:
         real = real_subset(fraction, args.out)
         shaped = generate(settings, graph, args.generated, args.out, real) if real and args.prior_real else generated
-        summary = train_variant(settings, graph, shaped, real, args.examples, args.out, args.smoke)
+        summary = train_variant(
+            settings, graph, shaped, real, args.examples, args.out, args.smoke, shaped is not generated
+        )
         record(
             (f"+ {fraction * 100:g} % real pairs" if fraction else "generated only")
             + (", the generated questions in their shapes" if shaped is not generated else ""),
