@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from graphraft.config import load_settings
 from graphraft.graph.loaders.metaqa import default_metaqa_dir, read_kb
 from graphraft.graph.records import NodeRecord
 from graphraft.inference.generation import GeneratedQuery
@@ -179,3 +180,66 @@ def test_ask_cli_empty_question_is_one_line(tmp_path):
     }
     proc = subprocess.run([sys.executable, "-m", "graphraft", "ask", "  "], capture_output=True, text=True, env=env)
     assert proc.returncode == 2 and proc.stderr.strip() == "error: the question is empty"
+
+
+class Writes:
+    """L1 writing, for each question, the candidates ``picks`` choose (each a function of a
+    candidate's text), in that order, scored 0, -1, ...: a stand-in that knows its queries, so that
+    the order ``ask`` tries them in is what is tested."""
+
+    def __init__(self, model, tokenizer, *picks):
+        self.model, self.tokenizer, self.picks = model, tokenizer, picks
+
+    def generate_many(self, questions, candidate_lists, num_beams=5, group=8, check=None):
+        return [
+            [
+                GeneratedQuery(next(c for c in cands if pick(c)), -float(rank), rank)
+                for rank, pick in enumerate(self.picks)
+            ]
+            for cands in candidate_lists
+        ]
+
+
+def _films(cypher: str) -> bool:  # Tom Hanks' films
+    return "<-[r1:STARRED_ACTORS]-(n1:Movie) RETURN" in cypher
+
+
+def _directors(cypher: str) -> bool:  # the directors of his films
+    return "<-[r1:STARRED_ACTORS]-(n1:Movie)-[r2:DIRECTED_BY]->(n2:Person)" in cypher and "RETURN DISTINCT n2" in cypher
+
+
+@pytest.mark.parametrize(
+    ("question", "l1_order", "asked_type_first", "tried_first"),
+    [
+        ("who directed the films [Tom Hanks] starred in", (_films, _directors), True, _directors),
+        ("which films did [Tom Hanks] star in", (_directors, _films), True, _films),
+        ("who directed the films [Tom Hanks] starred in", (_films, _directors), False, _films),  # L1's order
+        ("can you describe [Tom Hanks]", (_directors, _films), True, _directors),  # asks for nothing named
+    ],
+)
+def test_the_path_answering_what_the_question_asks_for_is_tried_first(
+    store, tiny, graphraft_home, question, l1_order, asked_type_first, tried_first
+):
+    """L1 writes a path to films and one to persons; asked "who", ask tries the persons' first,
+    asked "which films", the films' (their names read nearest, by the real MiniLM), L1's order
+    within; told not to, or asked for nothing a label names, L1's order stands. The answers
+    come from the query tried first."""
+    from graphraft.inference.pipeline import GraphRAFT
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+
+    load(store)
+    model, tokenizer = tiny
+    settings = load_settings(home=graphraft_home)  # the bundled embedder
+    engine = GraphRAFT(
+        settings,
+        store=store,
+        model=model,
+        tokenizer=tokenizer,
+        extractor=MarkedMentionExtractor(),
+        asked_type_first=asked_type_first,
+    ).with_parts(Writes(model, tokenizer, *l1_order))
+    answer = engine.ask(question)
+    tried = [q.cypher for q in answer.queries]
+    assert len(tried) == 2 and tried_first(tried[0]) and sorted(q.score for q in answer.queries) == [-1.0, 0.0]
+    expected = {"m1", "m2", "m3"} if tried_first is _films else {"p2", "p3"}
+    assert {a.id for a in answer.answers[: len(expected)]} == expected

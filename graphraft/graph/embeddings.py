@@ -4,6 +4,7 @@ OpenAI-compatible embeddings endpoint selected by configuration."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import zipfile
 from collections.abc import Sequence
@@ -21,6 +22,13 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (0 where one is all zeros)."""
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 
 
 def bundled_minilm_path(cache_home: Path) -> Path:

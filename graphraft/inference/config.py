@@ -56,3 +56,11 @@ class AskConfig(StageConfig):
             "product (off: no such preference)."
         ),
     )
+    asked_type_first: bool = Field(
+        True,
+        description=(
+            "Paths: try first those whose answer nodes have the label the question asks for: the one whose name "
+            "reads nearest (MiniLM) to the two words after its 'which' or 'what' ('which films': Movie), or to "
+            "'person' after 'who'; L1's order within each (off, or with no embedder: L1's order)."
+        ),
+    )

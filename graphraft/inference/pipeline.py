@@ -22,7 +22,7 @@ from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
 from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
 from graphraft.inference.prompts import DETAIL_CHARS
-from graphraft.inference.query_order import tried_order
+from graphraft.inference.query_order import asked_phrase, asked_type_order, nearest_label, tried_order
 from graphraft.inference.retrieval import execute, patterns_shown, returns_values, textualise
 from graphraft.inference.selection import AnswerSelector, run_reply
 from graphraft.synthesis.clauses import ClauseSpace
@@ -162,6 +162,8 @@ class GraphRAFT:
         self.num_beams = self.config.beams or self.default_queries()
         self.max_hops = self.config.max_hops
         self.node_budget, self.evidence_tokens = self.config.node_budget, evidence_tokens
+        # what the question asks for is compared with the labels' names (made on first need)
+        self._type_embedder, self._label_vectors = None, {}
 
     def with_parts(self, generator: QueryGenerator, reasoner: AnswerSelector | None = None) -> GraphRAFT:
         """This pipeline (the same store, model, anchoring, candidates and retrieval) with another
@@ -341,8 +343,10 @@ class GraphRAFT:
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         anchor_names = {a.id: a.name for a in anchors}
-        # paths (no query of the language) keep L1's order and need no schema
-        if any(g.query is not None for g in generated):
+        # paths (no query of the language) need no schema: those answering what is asked first
+        if not any(g.query is not None for g in generated) and self.config.asked_type_first:
+            generated = asked_type_order(generated, patterns, self._asked_type(answer))
+        elif any(g.query is not None for g in generated):
             generated = tried_order(
                 generated,
                 answer.question,
@@ -414,6 +418,20 @@ class GraphRAFT:
             order = selected or order
         answer.answers = [self._node(retrieval, node_id, rank) for rank, node_id in enumerate(order)]
         answer.timings["total"] = round(sum(answer.timings.values()), 4)
+
+    def _asked_type(self, answer: Answer) -> str | None:
+        """The label the question asks for (``query_order.nearest_label`` of its ``asked_phrase``);
+        None without an embedder (``GRAPHRAFT_EMBEDDER=none``) or an asked-for phrase."""
+        phrase = asked_phrase(answer.question, answer.mentions)
+        if phrase is None:
+            return None
+        if self._type_embedder is None:
+            from graphraft.graph.embeddings import make_embedder
+
+            self._type_embedder = make_embedder(self.settings) or False
+        if self._type_embedder is False:
+            return None
+        return nearest_label(phrase, self.store.schema().labels, self._type_embedder.embed, self._label_vectors)
 
     @staticmethod
     def _take_values(answer: Answer, run, retrieval) -> None:

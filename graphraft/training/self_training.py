@@ -53,6 +53,7 @@ from typing import Any
 
 from graphraft.deadline import Deadline
 from graphraft.errors import GraphRAFTError, InputFileError
+from graphraft.graph.embeddings import cosine
 from graphraft.graph.local_server import write_atomically
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.language import Query
@@ -104,12 +105,6 @@ def query_wordings(
     named = " ".join(" ".join(words_of(name)) for name in dict.fromkeys(_NAMES.findall(cypher)) if name != "id")
     named = named if schema_words or phrases == [""] else ""
     return [" ".join(part for part in (phrase, named) if part) for phrase in phrases]
-
-
-def cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
 
 
 #: readings of each query compared with the question (the closest counts): a query's wording is
