@@ -21,6 +21,8 @@ Each query's similarity is its closest of ``WORDING_READINGS`` readings (as the 
 rows keep each query's similarity) also ranks by each query's similarity less its shape's mean over
 those rows' queries (``Labeller.centers``): the closest so (of those that return something), and the
 same only where L1 is unsure; ``--phrases-only`` compares the phrases alone (as such a file was decided).
+"ask's order" is the first query that returns something in the order `ask` tries them (with its
+rules: ``AskConfig.asked_type_first``): the query `ask` answers with.
 ``--dump FILE`` writes each question's queries (text, L1's score, hops, similarity, rows, right) as
 JSON lines, to study what tells the right one apart.
 
@@ -87,6 +89,7 @@ def main() -> None:
     anywhere: collections.Counter = collections.Counter()
     longer_hits: collections.Counter = collections.Counter()
     unsure_hits: collections.Counter = collections.Counter()
+    asked_hits: collections.Counter = collections.Counter()
     totals: collections.Counter = collections.Counter()
     centered_hits: collections.Counter = collections.Counter()
     centered_unsure_hits: collections.Counter = collections.Counter()
@@ -127,6 +130,8 @@ def main() -> None:
                 longer_hits[item.hops] += right[0 if longer is None else longer]
                 unsure_hits[item.hops] += right[0 if longer is None or sure else longer]
                 anywhere[item.hops] += any(right)
+                # ask's own order (the paths answering what is asked first: AskConfig.asked_type_first)
+                asked_hits[item.hops] += right[next((k for k, q in enumerate(queries) if q.ids), 0)]
                 if means is not None:
                     returning = [k for k, q in enumerate(queries) if q.ids] or [0]
                     centered = less_shape_means(similarity, structures, means)
@@ -163,7 +168,7 @@ def main() -> None:
     if means is not None:
         rows += [("less the shape's mean: closest", centered_hits)]
         rows += [(f"less the shape's mean: closest where unsure (margin {args.margin:g})", centered_unsure_hits)]
-    rows += [("any", anywhere)]
+    rows += [("ask's order (the first query tried that returns something)", asked_hits), ("any", anywhere)]
     for name, counts in rows:
         per = [100 * counts[h] / totals[h] for h in hops]
         print(
