@@ -688,8 +688,11 @@ def _pipeline(config: TrainConfig):
         asked = settings.model_copy(update={"l1_adapter": adapter, "l2_adapter": None, "base_model": config.base_model})
         # the top query runs (its rows decide); the others' scores and texts are all the margin
         # and the wording compare (running them all and fetching every node they returned took
-        # 1.11 s a question against 0.77: benchmarks/label_speed.py)
-        return GraphRAFT(asked, graph=config.graph, language=config.self_train.language, run_queries=1)
+        # 1.11 s a question against 0.77: benchmarks/label_speed.py); L1's own order, best first
+        # (the label is L1's top query, the margin its lead): ask's asked-type rule left out
+        return GraphRAFT(
+            asked, graph=config.graph, language=config.self_train.language, run_queries=1, asked_type_first=False
+        )
 
     return make
 
