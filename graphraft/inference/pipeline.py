@@ -162,8 +162,8 @@ class GraphRAFT:
         self.num_beams = self.config.beams or self.default_queries()
         self.max_hops = self.config.max_hops
         self.node_budget, self.evidence_tokens = self.config.node_budget, evidence_tokens
-        # what the question asks for is compared with the labels' names (made on first need)
-        self._type_embedder, self._label_vectors = None, {}
+        # the labels' name vectors, made on first need, that what a question asks for is compared with
+        self._label_vectors: dict = {}
 
     def with_parts(self, generator: QueryGenerator, reasoner: AnswerSelector | None = None) -> GraphRAFT:
         """This pipeline (the same store, model, anchoring, candidates and retrieval) with another
@@ -343,10 +343,11 @@ class GraphRAFT:
         patterns = patterns if isinstance(patterns, dict) else {g.cypher: g.query.pattern for g in generated if g.query}
         answer._structures = {g.cypher: g.query or patterns.get(g.cypher) for g in generated}
         anchor_names = {a.id: a.name for a in anchors}
-        # paths (no query of the language) need no schema: those answering what is asked first
-        if not any(g.query is not None for g in generated) and self.config.asked_type_first:
-            generated = asked_type_order(generated, patterns, self._asked_type(answer))
-        elif any(g.query is not None for g in generated):
+        if not any(g.query is not None for g in generated):
+            # paths: those answering what the question asks for first (one query: nothing to order)
+            if self.config.asked_type_first and len(generated) > 1:
+                generated = asked_type_order(generated, patterns, self._asked_type(answer))
+        else:
             generated = tried_order(
                 generated,
                 answer.question,
@@ -423,15 +424,10 @@ class GraphRAFT:
         """The label the question asks for (``query_order.nearest_label`` of its ``asked_phrase``);
         None without an embedder (``GRAPHRAFT_EMBEDDER=none``) or an asked-for phrase."""
         phrase = asked_phrase(answer.question, answer.mentions)
-        if phrase is None:
+        embedder = self.resolver.embedder if phrase is not None else None
+        if embedder is None:
             return None
-        if self._type_embedder is None:
-            from graphraft.graph.embeddings import make_embedder
-
-            self._type_embedder = make_embedder(self.settings) or False
-        if self._type_embedder is False:
-            return None
-        return nearest_label(phrase, self.store.schema().labels, self._type_embedder.embed, self._label_vectors)
+        return nearest_label(phrase, self.store.schema().labels, embedder.embed, self._label_vectors)
 
     @staticmethod
     def _take_values(answer: Answer, run, retrieval) -> None:

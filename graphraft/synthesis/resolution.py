@@ -96,11 +96,18 @@ class EntityResolver:
         """True once a mention needed the vector index and the graph has none."""
         return self._vector_index is False
 
-    def _embed(self, text: str) -> list[float] | None:
+    @property
+    def embedder(self) -> Embedder | None:
+        """The settings' embedder, made on first need (None: none configured); ``ask`` reads what a
+        question asks for with it too (one model in memory)."""
         if self._embedder is None and self._embedder_factory is not None:
             self._embedder = self._embedder_factory()
             self._embedder_factory = None
-        return self._embedder.embed([text])[0] if self._embedder is not None else None
+        return self._embedder
+
+    def _embed(self, text: str) -> list[float] | None:
+        embedder = self.embedder
+        return embedder.embed([text])[0] if embedder is not None else None
 
     def resolve(self, mention: Mention | str) -> list[Anchor]:
         text = mention.text if isinstance(mention, Mention) else mention
