@@ -9,11 +9,14 @@ per hop on MetaQA validation questions for each (a learning curve).
 Each variant trains L1 with training/l1_cpu.yaml's settings on ``--examples`` examples: the
 generated questions, plus a stable sample of that fraction of the real training pairs (MetaQA's
 wording, from the synthesis files `make metaqa-data` writes) weighted to half the examples at
-most (they repeat when fewer). Evaluation: ``graphraft eval``'s no-l2 method (L1's top query
-under the constraint; its results in order) on ``--limit`` validation questions a hop, and the
-exact-query match against the synthesis targets. Steps already done (a file, an adapter) are
+most (they repeat when fewer). Evaluation: ``graphraft eval``'s no-l2 method on ``--limit``
+validation questions a hop, L1 writing ``--queries`` queries under the constraint (default 5, as
+`ask` asks without L2: the first that returns something answers, the paths answering what the
+question asks for tried first; ``--queries 1``: L1's top query alone, as every row before 2026-12-02
+was scored), and the exact-query match against the synthesis targets. Steps already done (a file, an adapter) are
 reused, so an interrupted run resumes. Writes OUT/cold_start.json and OUT/cold_start.png, and each
-variant's evaluation report (every question's failure class and top query) in OUT/l1-VARIANT/eval.
+variant's evaluation report (every question's failure class and top query) in OUT/l1-VARIANT/eval
+(``--queries 1``) or OUT/l1-VARIANT/eval-Nq.
 
 ``--self-train N`` (0: none) writes N training questions a hop, text only, to
 OUT/unlabelled-questions.txt and self-trains the generated-only L1 on them (`graphraft train l1
@@ -75,6 +78,7 @@ from graphraft.graph import open_store
 from graphraft.graph.loaders.demo import DEMO_GRAPH, demo_files
 from graphraft.graph.loaders.question_sets import Dataset, Split, load_items
 from graphraft.graph.loaders.questions import read_question_file
+from graphraft.inference.config import DEFAULT_QUERIES
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.from_graph import GenerationConfig, generator_for
 from graphraft.synthesis.from_graph import generate as write_generated
@@ -291,8 +295,9 @@ def self_train_variant(
     return self_train(config, settings, progress_callback=lambda entry: print("  ", entry, flush=True))
 
 
-def evaluate_variant(settings, graph: str, adapter: Path, items, smoke: bool, folder: Path) -> dict:
-    """No-l2 Hit@1 per hop; the whole report (each question's class and top query) in ``folder``."""
+def evaluate_variant(settings, graph: str, adapter: Path, items, smoke: bool, folder: Path, queries: int = 1) -> dict:
+    """No-l2 Hit@1 per hop with L1 writing ``queries`` queries (ask's order: the paths answering what
+    is asked first); the whole report (each question's class and top query) in ``folder``."""
     from graphraft.evaluation.runner import evaluate, write_report
     from graphraft.inference.pipeline import GraphRAFT
 
@@ -304,7 +309,7 @@ def evaluate_variant(settings, graph: str, adapter: Path, items, smoke: bool, fo
             hit.update({h: scores["no-l2"]["hit_at_1"] for h, scores in report["by_hop"].items()})
             return {"hit@1": hit, "failures": report["failures"]["no-l2"], "eval_seconds": None}
     asked = load_settings(l1_adapter=adapter, **({"base_model": "tiny-random"} if smoke else {}))
-    pipeline = GraphRAFT(asked, graph=graph, beams=1)
+    pipeline = GraphRAFT(asked, graph=graph, beams=queries)
     try:
         started = time.perf_counter()
         report = evaluate(items, pipeline, ["no-l2"])
@@ -415,6 +420,12 @@ def main() -> None:
         help="With real pairs, generate the questions in their shapes (--shape-prior; folder l1-real-F-prior).",
     )
     parser.add_argument("--limit", type=int, default=100, help="Validation questions per hop.")
+    parser.add_argument(
+        "--queries",
+        type=int,
+        default=DEFAULT_QUERIES,
+        help="Queries L1 writes a validation question, tried in ask's order (1: L1's top query alone).",
+    )
     parser.add_argument("--dataset", choices=("metaqa", "demo"), default="metaqa", help="Graph and questions.")
     parser.add_argument("--out", type=Path, help="Output folder (default: outputs/cold_start[-demo]).")
     parser.add_argument("--smoke", action="store_true", help="Tiny random model: checks the script only.")
@@ -441,7 +452,8 @@ def main() -> None:
     results = []
 
     def record(name: str, fraction: float, real: Path | None, summary: dict, adapter: Path) -> None:
-        scores = evaluate_variant(settings, graph, adapter, items, args.smoke, adapter.parent / "eval")
+        folder = adapter.parent / ("eval" if args.queries == 1 else f"eval-{args.queries}q")
+        scores = evaluate_variant(settings, graph, adapter, items, args.smoke, folder, args.queries)
         # on the held-out generated questions (training's own validation)
         exact = (summary.get("history") or [{}])[-1].get("exact_match")
         results.append(
@@ -452,6 +464,7 @@ def main() -> None:
                 "train_examples": summary["train_examples"],
                 "train_minutes": round(summary["total_s"] / 60, 1),
                 "exact_query_generated_validation": exact,
+                "queries": args.queries,
                 **scores,
             }
         )
