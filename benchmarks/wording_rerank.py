@@ -23,8 +23,9 @@ those rows' queries (``Labeller.centers``): the closest so (of those that return
 same only where L1 is unsure; ``--phrases-only`` compares the phrases alone (as such a file was decided).
 "ask's order" is the first query that returns something in the order `ask` tries them (with its
 rules: ``AskConfig.asked_type_first``): the query `ask` answers with.
-``--dump FILE`` writes each question's queries (text, L1's score, hops, similarity, rows, right) as
-JSON lines, to study what tells the right one apart.
+``--dump FILE`` writes each question's queries (text, L1's score, hops, similarity, rows, right; in
+ask's order) and the entities it names as JSON lines, to study what tells the right one apart
+(``benchmarks/asked_type.py`` reads it).
 
 L1's scores are summed log-probabilities (nats); the similarity lies in [-1, 1], so a weight of
 10 lets a 0.1 better wording outweigh a 1-nat worse score. Pick a weight on ``--split train``
@@ -151,7 +152,15 @@ def main() -> None:
                         for q, h, sim, r in zip(queries, hops, similarity, right)
                     ]
                     dump.write(
-                        json.dumps({"question": item.question, "hops": item.hops, "queries": queries_out}) + "\n"
+                        json.dumps(
+                            {
+                                "question": item.question,
+                                "hops": item.hops,
+                                "mentions": list(answer.mentions),
+                                "queries": queries_out,
+                            }
+                        )
+                        + "\n"
                     )
             print(f"{start + len(part)}/{len(items)} questions, {time.perf_counter() - started:.0f}s", flush=True)
     finally:
