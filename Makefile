@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint install clean-venv bench-load metaqa-data language-data
+.PHONY: demo test lint install clean-venv bench-load metaqa-pairs metaqa-data language-data
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,11 +48,14 @@ clean-venv:
 # MetaQA: the graph and the synthesis files training/l1_cpu.yaml and l2_cpu.yaml read
 SYNTHESIZE := $(BIN)/python -m graphraft.synthesize
 S := $(SYNTHESIZE) --dataset metaqa
-metaqa-data: $(STAMP)
+# metaqa-pairs: the graph and the real pairs of every hop alone (benchmarks/cold_start.py --fractions 0.01)
+metaqa-pairs: $(STAMP)
 	$(BIN)/graphraft load metaqa
 	$(S) --hops 1 --output outputs/synthesis/metaqa-all-1hop.jsonl
 	$(S) --hops 2 --output outputs/synthesis/metaqa-all-2hop.jsonl
 	$(S) --hops 3 --all-hops --alternatives 8 --output outputs/synthesis/metaqa-all-3hop-allhops.jsonl
+
+metaqa-data: metaqa-pairs
 	$(S) --wording ntm --output outputs/synthesis/metaqa-ntm-1hop.jsonl
 	$(S) --wording ntm --unmarked --output outputs/synthesis/metaqa-ntm-1hop-unmarked.jsonl
 	$(S) --hops 1 --unmarked --limit 1500 --output outputs/synthesis/metaqa-1hop-unmarked.jsonl
