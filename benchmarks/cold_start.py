@@ -440,7 +440,7 @@ def main() -> None:
         # checked before the generation (minutes) so that a missing file does not end the run after it
         parser.error(
             f"--fractions: {missing[0]} not found; make MetaQA's pairs first (`make metaqa-pairs`, "
-            "about 30 min), or give --fractions 0"
+            "about 34 min), or give --fractions 0"
         )
     settings = load_settings(graph=graph)
     ensure_graph(settings, args.dataset, graph)
