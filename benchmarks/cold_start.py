@@ -439,8 +439,8 @@ def main() -> None:
     if any(float(f) > 0 for f in args.fractions.split(",")) and missing:
         # checked before the generation (minutes) so that a missing file does not end the run after it
         parser.error(
-            f"--fractions: {missing[0]} not found; make MetaQA's pairs first (`make metaqa-pairs`, "
-            "about 34 min), or give --fractions 0"
+            f"--fractions: {missing[0]} not found; make MetaQA's pairs first "
+            "(`make metaqa-pairs`), or give --fractions 0"
         )
     settings = load_settings(graph=graph)
     ensure_graph(settings, args.dataset, graph)
