@@ -609,7 +609,8 @@ def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo
         assert all("WRITTEN_BY" in p and "ACTED_IN" not in p for p in prompts[: len(demo)])
         assert all("ACTED_IN" in p and "WRITTEN_BY" not in p for p in prompts[len(demo) :])
         # validation: the language's questions in their graph's space, the paths among theirs
-        judge = ExactMatch(demo_store, demo, targets, 2, 8, groups=[(facts, None, language)])
+        file_of = {**{r.qid: "demo" for r in demo}, **{r.qid: "facts" for r in language}}
+        judge = ExactMatch(demo_store, demo, targets, 2, 8, groups=[(facts, None, language)], file_of=file_of)
         result = judge(model, tokenizer)
         written = dict((row.qid, text) for row, text in judge.written)
         assert set(written) == {r.qid for r in demo + language}
@@ -619,6 +620,10 @@ def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo
             assert written[row.qid] is None or "Person" not in written[row.qid]
         right = [written[r.qid] == targets[r.qid] for r in language]
         assert result["exact_match_language"] == sum(right) / len(right)
+        # each file's own figure beside the mixed one
+        assert result["exact_match_file_facts"] == sum(right) / len(right)
+        demo_right = [written[r.qid] == targets[r.qid] for r in demo]
+        assert result["exact_match_file_demo"] == sum(demo_right) / len(demo_right)
         assert {k for k in result if k.endswith("hop")} == {f"exact_match_{r.hops}hop" for r in demo}
         # and train() does the same from the config: a file that names its graph
         summary = train(
@@ -632,7 +637,13 @@ def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo
             ),
             settings,
         )
-        assert "exact_match_language" in summary["history"][-1] and "exact_match_1hop" in summary["history"][-1]
+        last = summary["history"][-1]
+        assert "exact_match_language" in last and "exact_match_1hop" in last
+        # validation rows of both files: each file's figure, named by its file
+        assert {k for k in last if k.startswith("exact_match_file_")} == {
+            f"exact_match_file_{Path(demo_rows).stem}",
+            f"exact_match_file_{out.stem}",
+        }
     finally:
         demo_store.close()
         facts.clear()

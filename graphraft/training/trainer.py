@@ -45,7 +45,10 @@ class ExactMatch:
     in its query space, searched as ``ask --language full`` does.
 
     ``store`` and ``hint`` serve every row; rows of other graphs (training on several) come
-    as ``groups``: more (store, hint, rows) triples, each asked on its own graph."""
+    as ``groups``: more (store, hint, rows) triples, each asked on its own graph. ``file_of``
+    (a row's qid -> the name of the file it came from) adds each file's own figure
+    (``exact_match_file_NAME``): validation rows are drawn from every file, so one mixing
+    questions generated from the graph with real ones reads both."""
 
     def __init__(
         self,
@@ -57,10 +60,12 @@ class ExactMatch:
         hint=None,
         num_beams: int = 1,
         groups=(),
+        file_of: dict[str, str] | None = None,
     ):
         parts = [(store, hint, list(rows))] if rows else []
         parts += [(s, h, list(r)) for s, h, r in groups if r]
         self.targets, self.batch_size, self.max_hops = targets, batch_size, max_hops
+        self.file_of = file_of or {}
         self.num_beams = num_beams  # 1: L1's most likely query; more: the top of `ask`'s search (the same)
         self.groups = [(s, h, r, [self._space(s, row) for row in r]) for s, h, r in parts]
         self.rows = [row for _, _, r, _ in self.groups for row in r]
@@ -82,6 +87,7 @@ class ExactMatch:
         was_training = model.training
         model.eval()
         hits, by_hop, by_kind = 0, defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
+        by_file = defaultdict(lambda: [0, 0])
         self.mistakes, self.written = [], []  # (question, target, written) of each miss; (row, written) of each
         for _, hint, rows, spaces in self.groups:
             for start in range(0, len(rows), self.batch_size):
@@ -96,11 +102,16 @@ class ExactMatch:
                     tally = by_kind["language"] if row.query is not None else by_hop[row.hops]
                     tally[0] += ok
                     tally[1] += 1
+                    if row.qid in self.file_of:
+                        by_file[self.file_of[row.qid]][0] += ok
+                        by_file[self.file_of[row.qid]][1] += 1
         if was_training:
             model.train()
         result = {"exact_match": hits / len(self.rows) if self.rows else 0.0}
         result.update({f"exact_match_{h}hop": v[0] / v[1] for h, v in sorted(by_hop.items())})
         result.update({f"exact_match_{k}": v[0] / v[1] for k, v in by_kind.items()})
+        if len(by_file) > 1:  # one file: the figure above
+            result.update({f"exact_match_file_{k}": v[0] / v[1] for k, v in sorted(by_file.items())})
         return result
 
 
@@ -237,7 +248,10 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         judge = None
         if config.task == "l1":
             groups = [(s, hints[g], [r for r in val_rows if graph_of[id(r)] == g]) for g, s in stores.items()]
-            judge = ExactMatch(None, [], targets, config.max_hops, config.eval_batch_size, groups=groups)
+            file_of = {row.qid: source.path.stem for source, part in sources for row in part}
+            judge = ExactMatch(
+                None, [], targets, config.max_hops, config.eval_batch_size, groups=groups, file_of=file_of
+            )
         checkpoints = Path(config.output_dir) / "checkpoints"
         history: list[dict[str, Any]] = []
         trainer = make_trainer(
