@@ -102,9 +102,9 @@ class ExactMatch:
                     tally = by_kind["language"] if row.query is not None else by_hop[row.hops]
                     tally[0] += ok
                     tally[1] += 1
-                    if row.qid in self.file_of:
-                        by_file[self.file_of[row.qid]][0] += ok
-                        by_file[self.file_of[row.qid]][1] += 1
+                    if (name := self.file_of.get(row.qid)) is not None:
+                        by_file[name][0] += ok
+                        by_file[name][1] += 1
         if was_training:
             model.train()
         result = {"exact_match": hits / len(self.rows) if self.rows else 0.0}
@@ -248,7 +248,9 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         judge = None
         if config.task == "l1":
             groups = [(s, hints[g], [r for r in val_rows if graph_of[id(r)] == g]) for g, s in stores.items()]
-            file_of = {row.qid: source.path.stem for source, part in sources for row in part}
+            file_of = {
+                row.qid: source.path.stem for source, part in sources for row in part if row.split == "validation"
+            }
             judge = ExactMatch(
                 None, [], targets, config.max_hops, config.eval_batch_size, groups=groups, file_of=file_of
             )
