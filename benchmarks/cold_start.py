@@ -42,6 +42,8 @@ that reads closer to the question where L1's top one is shorter (folder suffix `
 ``--wording-center`` decides the labels on each query's similarity to the question less its shape's
 mean over the round, at slack 0 (``--self-train-wording-center --self-train-wording-slack 0``;
 folder suffix ``-centered``); ``--wording-slack S`` another slack (folder suffix ``-slackS``).
+``--label-asked-type`` labels with the first of L1's queries in `ask`'s order, the paths answering
+what the question asks for first (``--self-train-asked-type-first``; folder suffix ``-asked-type``).
 ``--continue-from OUT/l1-VARIANT/round-N`` starts self-training from
 that round's L1 instead of round 0's, its round 1 deciding again the labels that L1 wrote for round
 N+1 when they are there (folder suffix ``-after-VARIANT-round-N``): another policy from a later round.
@@ -198,6 +200,7 @@ def self_train_name(reshape: bool, args) -> str:
     name += "-centered" if args.wording_center else ""
     name += f"-slack{args.wording_slack:g}" if args.wording_slack is not None else ""
     name += "-phrases" if args.phrases_only else ""
+    name += "-asked-type" if args.label_asked_type else ""
     if args.continue_from:
         name += f"-after-{args.continue_from.parent.name.removeprefix('l1-')}-{args.continue_from.name}"
     name += f"-from-real-{args.self_train_start:g}" if args.self_train_start else ""
@@ -215,6 +218,7 @@ def self_train_row(reshape: bool, args, entry: dict) -> str:
     prior += ", centered" if args.wording_center else ""
     prior += f", slack {args.wording_slack:g}" if args.wording_slack is not None else ""
     prior += ", phrases alone" if args.phrases_only else ""
+    prior += ", labelled in ask's order" if args.label_asked_type else ""
     prior += f", after {args.continue_from}" if args.continue_from else ""
     prior += f", from the {args.self_train_start * 100:g} % real-pair L1" if args.self_train_start else ""
     prior += " (questions in the real pairs' shapes)" if args.self_train_start and args.prior_real else ""
@@ -222,14 +226,20 @@ def self_train_row(reshape: bool, args, entry: dict) -> str:
 
 
 def round_one_labels(args, output_dir: Path) -> Path | None:
-    """Another variant's round-1 label file from the generated-only L1, whose rows keep L1's
-    queries (the plain variants' files from before may not: taken only by a variant decided as
-    they were, relabel none with the schema words)."""
+    """Another variant's round-1 label file from the same L1 (the generated-only one, or with
+    ``--self-train-start`` that real-pair row's), whose rows keep L1's queries (the plain variants'
+    files from before may not: taken only by a variant decided as they were, relabel none with the
+    schema words)."""
     from graphraft.training.self_training import LABELS
 
     plain = args.relabel == "none" and not args.phrases_only
+    start = f"-from-real-{args.self_train_start:g}" if args.self_train_start else ""
+    start += "-prior" if args.self_train_start and args.prior_real else ""
     for path in sorted(args.out.glob(f"l1-self-train*/round-1/{LABELS}")):
-        if path.parent.parent == output_dir or "-from-real" in path.parent.parent.name:
+        name = path.parent.parent.name
+        if path.parent.parent == output_dir or "-after-" in name:
+            continue
+        if (start and not name.endswith(start)) or (not start and "-from-real" in name):
             continue
         with path.open(encoding="utf-8") as lines:
             first = json.loads(next(lines, "").strip() or "{}")
@@ -272,6 +282,7 @@ def self_train_variant(
         # every setting said, whatever the library's defaults (its defaults are the recipe's)
         "self_train.wording_center": args.wording_center,
         "self_train.wording_slack": slack,
+        "self_train.asked_type_first": args.label_asked_type,
     }
     mine = output_dir / "round-1" / LABELS
     if args.continue_from:
@@ -281,11 +292,12 @@ def self_train_variant(
         if written.exists() and not mine.exists():
             mine.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(written, mine)
-    elif not args.self_train_start and not mine.exists() and (made := round_one_labels(args, output_dir)):
-        # round 1 labels with the same adapter (the generated-only L1) in every variant, and the
-        # labelling is deterministic: another variant's label file is copied rather than made again
-        # (25-60 min on 2 cores); its rows keep every query L1 wrote, so self-training decides them
-        # again under this variant's settings (relabel, wording) without asking L1
+    elif not mine.exists() and (made := round_one_labels(args, output_dir)):
+        # round 1 labels with the same adapter (the generated-only L1, or one real-pair row's) in
+        # every variant, and the labelling is deterministic: another variant's label file is copied
+        # rather than made again (25-60 min on 2 cores); its rows keep every query L1 wrote, so
+        # self-training decides them again under this variant's settings (relabel, wording, the
+        # order labels are taken in) without asking L1
         mine.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(made, mine)
     if args.smoke:
@@ -401,6 +413,11 @@ def main() -> None:
         type=float,
         help="The wording check's slack (--self-train-wording-slack; default: the config's, 0 with "
         "--wording-center; folder -slackS).",
+    )
+    parser.add_argument(
+        "--label-asked-type",
+        action="store_true",
+        help="Label with the first of L1's queries in ask's order (--self-train-asked-type-first; folder -asked-type).",
     )
     parser.add_argument(
         "--continue-from",

@@ -269,7 +269,7 @@ def test_the_defaults_are_the_recipe_and_reshape_needs_questions_made_from_the_g
 
 def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tmp_path):
     """An adapter trained before `reshape` (`reshape_hops`, `reshape_types`, `relabel`, `wording_schema_words`,
-    `wording_center`, `reshape_smoothing`, `reshape_unsure`) existed
+    `wording_center`, `reshape_smoothing`, `reshape_unsure`, `asked_type_first`) existed
     is reused (its digest had no such key); turning it on, or any other setting, is other training."""
     import hashlib
 
@@ -282,7 +282,7 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
     )
     before = base.model_dump(mode="json")
     added = ("reshape", "reshape_hops", "reshape_types", "relabel", "wording_schema_words", "wording_center")
-    for key in (*added, "reshape_smoothing", "reshape_unsure"):
+    for key in (*added, "reshape_smoothing", "reshape_unsure", "asked_type_first"):
         del before["self_train"][key]  # the settings as they were dumped before the fields
     legacy = hashlib.sha1(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_digest(base, round_count=True) == legacy  # (the round count: the next test)
@@ -292,6 +292,7 @@ def test_a_setting_added_later_keeps_the_digest_of_adapters_trained_before_it(tm
         {"wording_center": True},
         {"reshape_smoothing": 1.0},
         {"reshape_unsure": True},
+        {"asked_type_first": True},
     )
     for changed in (*changes, *later):
         on = base.model_copy(update={"self_train": base.self_train.model_copy(update=changed)})
@@ -589,3 +590,34 @@ def test_a_center_labelled_round_decides_every_row_on_the_rounds_means(demo_stor
     labeller.embed = lambda texts: pytest.fail("embedded again")
     again = label_file(labeller.pipeline, labeller.config, questions, path, 1, notes.append, labeller.embed)
     assert [r.to_json() for r in again] == [r.to_json() for r in rows]
+
+
+@pytest.mark.parametrize("asks_for", ["long", "short", "neither"])
+def test_asked_type_first_labels_with_the_query_ask_would_try_first(demo_store, settings, embedder, tmp_path, asks_for):
+    """``asked_type_first``: the label is the first of L1's queries in `ask`'s order, the paths whose
+    answers have the label the question asks for first (L1's order within), and L1's margin is
+    taken within them; where none answers it, L1's top query as before."""
+    from graphraft.synthesis.verbalise import words_of
+
+    row, short, long = _two_queries_row(demo_store)
+    targets = {"long": long.labels_of(long.target)[0], "short": short.labels_of(short.target)[0]}
+    assert targets["long"] != targets["short"]
+    asked = {**targets, "neither": "Heron Press"}[asks_for]  # the mention is left out: no label asked
+    row = row.model_copy(update={"question": f"which {' '.join(words_of(asked))} did {row.question}"})
+    plain = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    ordered = _labeller_on(demo_store, settings, embedder, tmp_path, "none")
+    ordered.settings = ordered.settings.model_copy(update={"asked_type_first": True})
+    before, after = plain.decide(row), ordered.decide(row)
+    assert before.usable and before.cypher == render(short) and "asked_label" not in before.source
+    assert after.source["decided"]["asked_type_first"] is True
+    assert [q["cypher"] for q in after.source["queries"]] == [render(short), render(long)]  # as L1 wrote them
+    if asks_for == "long":  # the rule puts the 2-hop query first: alone in its group, sure
+        assert after.source["asked_label"] == targets["long"]
+        assert after.usable and after.cypher == render(long) and after.hops == 2
+        assert after.source["margin"] is None and after.source["second"] == render(short)
+        assert after.hits == len({r["id"] for r in demo_store.read(executable(long, demo_store))}) > 0
+    elif asks_for == "short":
+        assert after.source["asked_label"] == targets["short"]
+        assert after.cypher == render(short) and after.source["margin"] is None
+    else:  # no label asked: L1's order and its margin (2.5 nats)
+        assert after.cypher == render(short) and after.source["margin"] == 2.5

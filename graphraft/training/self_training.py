@@ -5,8 +5,9 @@ questions its users type, not their answers.
 
 Round 0 trains L1 on the configured data (questions generated from the graph, say), or takes
 an adapter trained on it before (``start``). Each round
-then labels every question with L1's top query, searched under the constraint as `ask` does,
-and keeps a label only when
+then labels every question with L1's top query, searched under the constraint as `ask` does
+(``asked_type_first``: the first of its queries in `ask`'s order, the paths answering the label the
+question asks for first, the margin below taken within them), and keeps a label only when
 
 1. the query runs and returns something (on the read-only path, within the query timeout);
 2. L1 is sure of it: its score beats the second query's by ``margin`` (summed log-probabilities);
@@ -55,6 +56,7 @@ from graphraft.deadline import Deadline
 from graphraft.errors import GraphRAFTError, InputFileError
 from graphraft.graph.embeddings import cosine
 from graphraft.graph.local_server import write_atomically
+from graphraft.inference.query_order import asked_phrase, nearest_label
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.language import Query
 from graphraft.synthesis.patterns import Pattern
@@ -128,11 +130,12 @@ class Labeller:
     def __init__(self, pipeline, config: TrainConfig, embed: Callable[[list[str]], list[list[float]]] | None):
         self.pipeline, self.config, self.settings, self.embed = pipeline, config, config.self_train, embed
         self.max_hops = config.max_hops
+        self._label_vectors: dict[str, list[float]] = {}  # asked_type_first: the labels' names embedded
 
     @property
     def decisions(self) -> dict[str, Any]:
         """The settings a label is decided by (a row decided by others is decided again)."""
-        keys = ("margin", "wording_slack", "relabel", "wording_schema_words", "wording_center")
+        keys = ("margin", "wording_slack", "relabel", "wording_schema_words", "wording_center", "asked_type_first")
         return {key: getattr(self.settings, key) for key in keys}
 
     @property
@@ -182,12 +185,16 @@ class Labeller:
         source = dict(row.source or {})
         written = [dict(q) for q in source["queries"]]
         structures = [written_structure(q) for q in written]
-        source.update(queries=written, second=written[1]["cypher"] if len(written) > 1 else None)
-        for key in ("margin", "wording", "closest_other", "relabelled", "decided"):
+        for key in ("margin", "wording", "closest_other", "relabelled", "decided", "asked_label"):
             source.pop(key, None)
+        source["queries"] = list(written)  # as L1 wrote them, best first
+        grouped = len(written)  # the queries the margin is taken within, first in ``written``
+        if self.settings.asked_type_first:
+            written, structures, grouped = self._asked_type_order(row, source, written, structures)
+        source["second"] = written[1]["cypher"] if len(written) > 1 else None
         reason = self._ran(written[0], structures[0])
-        margin = written[0]["score"] - written[1]["score"] if len(written) > 1 else math.inf
-        source["margin"] = round(margin, 4) if len(written) > 1 else None
+        margin = written[0]["score"] - written[1]["score"] if grouped > 1 else math.inf
+        source["margin"] = round(margin, 4) if grouped > 1 else None
         sure = margin >= self.settings.margin
         if reason is None and not sure:
             reason = f"L1 was not sure: its top query beat the second by {margin:.2f} < {self.settings.margin:g}"
@@ -234,6 +241,24 @@ class Labeller:
                 "source": source,
             }
         )
+
+    def _asked_type_order(self, row: SynthesisRow, source: dict[str, Any], written, structures):
+        """``asked_type_first``: L1's path queries with those whose answers have the label the
+        question asks for first (``query_order.asked_type_order``, as `ask` tries them), and how
+        many do (the group L1's margin is taken within; all of them where none does or the
+        question asks for no label). Queries of the language are left in L1's order."""
+        if len(written) < 2 or not all(isinstance(s, Pattern) for s in structures):
+            return written, structures, len(written)
+        if self.embed is None:
+            return written, structures, len(written)
+        phrase = asked_phrase(row.question, [anchor.mention for anchor in row.anchors])
+        asked = nearest_label(phrase, self.pipeline.store.schema().labels, self.embed, self._label_vectors)
+        source["asked_label"] = asked
+        answers = [asked is not None and asked in s.labels_of(s.target) for s in structures]
+        if not any(answers):
+            return written, structures, len(written)
+        order = sorted(range(len(written)), key=lambda i: 0 if answers[i] else 1)
+        return [written[i] for i in order], [structures[i] for i in order], sum(answers)
 
     def _ran(self, written: dict[str, Any], structure: Pattern | Query | None) -> str | None:
         """Why a query L1 wrote cannot be a label (None: it can): run first where it was not
@@ -699,7 +724,7 @@ def _pipeline(config: TrainConfig):
 
 def _embedder(settings, config: TrainConfig):
     def make():
-        if config.self_train.wording_slack is None:
+        if config.self_train.wording_slack is None and not config.self_train.asked_type_first:
             return None
         from graphraft.graph.embeddings import make_embedder
 

@@ -393,6 +393,7 @@ ADDED_LATER = {
     ("self_train", "relabel"): "none",
     ("self_train", "wording_schema_words"): True,
     ("self_train", "wording_center"): False,
+    ("self_train", "asked_type_first"): False,
 }
 #: settings that decide how many self-training rounds run, not what a round trains on: left out of
 #: the digest, so a rerun with more rounds (or another stopping gain) reuses the rounds trained before
