@@ -185,8 +185,10 @@ class Labeller:
         source = dict(row.source or {})
         written = [dict(q) for q in source["queries"]]
         structures = [written_structure(q) for q in written]
-        for key in ("margin", "wording", "closest_other", "relabelled", "decided", "asked_label"):
+        for key in ("margin", "wording", "closest_other", "relabelled", "decided"):
             source.pop(key, None)
+        if not self.settings.asked_type_first:
+            source.pop("asked_label", None)
         source["queries"] = list(written)  # as L1 wrote them, best first
         grouped = len(written)  # the queries the margin is taken within, first in ``written``
         if self.settings.asked_type_first:
@@ -251,9 +253,11 @@ class Labeller:
             return written, structures, len(written)
         if self.embed is None:
             return written, structures, len(written)
-        phrase = asked_phrase(row.question, [anchor.mention for anchor in row.anchors])
-        asked = nearest_label(phrase, self.pipeline.store.schema().labels, self.embed, self._label_vectors)
-        source["asked_label"] = asked
+        if "asked_label" not in source:  # kept in the row: it depends on the question alone
+            phrase = asked_phrase(row.question, [anchor.mention for anchor in row.anchors])
+            labels = self.pipeline.store.schema().labels
+            source["asked_label"] = nearest_label(phrase, labels, self.embed, self._label_vectors)
+        asked = source["asked_label"]
         answers = [asked is not None and asked in s.labels_of(s.target) for s in structures]
         if not any(answers):
             return written, structures, len(written)
