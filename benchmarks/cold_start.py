@@ -203,8 +203,14 @@ def self_train_name(reshape: bool, args) -> str:
     name += "-asked-type" if args.label_asked_type else ""
     if args.continue_from:
         name += f"-after-{args.continue_from.parent.name.removeprefix('l1-')}-{args.continue_from.name}"
-    name += f"-from-real-{args.self_train_start:g}" if args.self_train_start else ""
-    return name + ("-prior" if args.self_train_start and args.prior_real else "")
+    return name + start_suffix(args)
+
+
+def start_suffix(args) -> str:
+    """The folder suffix that names the L1 self-training starts from ("": the generated-only one)."""
+    if not args.self_train_start:
+        return ""
+    return f"-from-real-{args.self_train_start:g}" + ("-prior" if args.prior_real else "")
 
 
 def self_train_row(reshape: bool, args, entry: dict) -> str:
@@ -233,8 +239,7 @@ def round_one_labels(args, output_dir: Path) -> Path | None:
     from graphraft.training.self_training import LABELS
 
     plain = args.relabel == "none" and not args.phrases_only
-    start = f"-from-real-{args.self_train_start:g}" if args.self_train_start else ""
-    start += "-prior" if args.self_train_start and args.prior_real else ""
+    start = start_suffix(args)
     for path in sorted(args.out.glob(f"l1-self-train*/round-1/{LABELS}")):
         name = path.parent.parent.name
         if path.parent.parent == output_dir or "-after-" in name:

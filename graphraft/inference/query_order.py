@@ -149,14 +149,14 @@ def nearest_label(
     return max(labels, key=lambda label: cosine(asked, cache[label]))
 
 
+def answers_label(pattern: Pattern | None, label: str | None) -> bool:
+    """Whether the path's answer nodes (its target) have ``label``."""
+    return pattern is not None and label is not None and label in pattern.labels_of(pattern.target)
+
+
 def asked_type_order(generated: list, patterns: dict[str, Pattern], label: str | None) -> list:
     """L1's path queries (``GeneratedQuery``) with those whose answer nodes (the pattern's
     target) have ``label`` first, L1's order within each part; as they are without a label."""
     if label is None:
         return generated
-
-    def answers_label(g) -> bool:
-        pattern = patterns.get(g.cypher)
-        return pattern is not None and label in pattern.labels_of(pattern.target)
-
-    return sorted(generated, key=lambda g: 0 if answers_label(g) else 1)
+    return sorted(generated, key=lambda g: 0 if answers_label(patterns.get(g.cypher), label) else 1)

@@ -56,7 +56,7 @@ from graphraft.deadline import Deadline
 from graphraft.errors import GraphRAFTError, InputFileError
 from graphraft.graph.embeddings import cosine
 from graphraft.graph.local_server import write_atomically
-from graphraft.inference.query_order import asked_phrase, nearest_label
+from graphraft.inference.query_order import answers_label, asked_phrase, nearest_label
 from graphraft.sampling import stable_hash
 from graphraft.synthesis.language import Query
 from graphraft.synthesis.patterns import Pattern
@@ -249,16 +249,13 @@ class Labeller:
         question asks for first (``query_order.asked_type_order``, as `ask` tries them), and how
         many do (the group L1's margin is taken within; all of them where none does or the
         question asks for no label). Queries of the language are left in L1's order."""
-        if len(written) < 2 or not all(isinstance(s, Pattern) for s in structures):
-            return written, structures, len(written)
-        if self.embed is None:
+        if len(written) < 2 or self.embed is None or not all(isinstance(s, Pattern) for s in structures):
             return written, structures, len(written)
         if "asked_label" not in source:  # kept in the row: it depends on the question alone
             phrase = asked_phrase(row.question, [anchor.mention for anchor in row.anchors])
             labels = self.pipeline.store.schema().labels
             source["asked_label"] = nearest_label(phrase, labels, self.embed, self._label_vectors)
-        asked = source["asked_label"]
-        answers = [asked is not None and asked in s.labels_of(s.target) for s in structures]
+        answers = [answers_label(s, source["asked_label"]) for s in structures]
         if not any(answers):
             return written, structures, len(written)
         order = sorted(range(len(written)), key=lambda i: 0 if answers[i] else 1)
