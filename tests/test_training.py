@@ -128,6 +128,13 @@ def test_a_mix_of_files_gives_each_its_share_and_the_rest_equal_hops(tmp_path):
     (tmp_path / "c.jsonl").write_text(generated[1].to_json() + "\n")
     with pytest.raises(InputFileError, match=r"c.jsonl: question id 'g1-1' is also in .*a.jsonl"):
         read_sources([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
+    # the same of a file named on the config's own graph
+    with pytest.raises(InputFileError, match=r"c.jsonl: question id 'g1-1' is also in .*a.jsonl"):
+        read_sources([tmp_path / "a.jsonl", DataSource(path=tmp_path / "c.jsonl", graph="movies")], "movies")
+    # files of two graphs (each generated from its own) may reuse ids: each keeps its own, by its graph
+    read = read_sources([tmp_path / "a.jsonl", DataSource(path=tmp_path / "c.jsonl", graph="northwind")], "movies")
+    assert [[r.qid for r in part] for _, part in read] == [["g1-0", "movies:g1-1", "g1-2"], ["northwind:g1-1"]]
+    assert [r.question for r in read[1][1]] == [generated[1].question]
 
 
 def test_targets_follow_the_wording_of_the_question_not_the_tie_break():

@@ -23,22 +23,42 @@ def read_synthesis(sources: Iterable[Path | DataSource]) -> list[SynthesisRow]:
     return [row for _, rows in read_sources(sources) for row in rows]
 
 
-def read_sources(sources: Iterable[Path | DataSource]) -> list[tuple[DataSource, list[SynthesisRow]]]:
-    """Each file with its usable rows."""
+def read_sources(
+    sources: Iterable[Path | DataSource], graph: str | None = None
+) -> list[tuple[DataSource, list[SynthesisRow]]]:
+    """Each file with its usable rows (``graph``: the one a file that names none was synthesised on)."""
     out = []
     for source in sources:
         source = source if isinstance(source, DataSource) else DataSource(path=source)
         if not source.path.is_file():
             raise InputFileError(f"{source.path}: synthesis output not found (synthesize it first)")
         out.append((source, read_usable(source.path)))
-    seen: dict[str, Path] = {}
+    # an id names one question of one graph: two files of one graph that share an id would share
+    # its target (an error); files of two graphs (each generated from its own graph, say) may
+    # reuse ids, and there each such id is told apart by its graph ("movies:graph-s0-1")
+    seen: dict[tuple[str | None, str], Path] = {}
+    graphs: dict[str, set[str | None]] = {}
     for source, rows in out:
-        for row in dict.fromkeys(row.qid for row in rows):
-            if seen.setdefault(row, source.path) != source.path:
+        of = source.graph or graph
+        for qid in dict.fromkeys(row.qid for row in rows):
+            if seen.setdefault((of, qid), source.path) != source.path:
                 raise InputFileError(
-                    f"{source.path}: question id {row!r} is also in {seen[row]}; give each file's questions "
-                    "their own ids (an 'id' field in the question file)"
+                    f"{source.path}: question id {qid!r} is also in {seen[of, qid]}; give each file's "
+                    "questions their own ids (an 'id' field in the question file)"
                 )
+            graphs.setdefault(qid, set()).add(of)
+    shared = {qid for qid, of in graphs.items() if len(of) > 1}
+    if shared:
+        out = [
+            (
+                source,
+                [
+                    r.model_copy(update={"qid": f"{source.graph or graph}:{r.qid}"}) if r.qid in shared else r
+                    for r in rows
+                ],
+            )
+            for source, rows in out
+        ]
     if not any(rows for _, rows in out):
         raise InputFileError("no usable synthesis rows (status ok) in " + ", ".join(str(s) for s, _ in out))
     return out

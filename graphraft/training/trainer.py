@@ -210,7 +210,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     notify = progress_callback or (lambda entry: None)
     started = time.perf_counter()
     torch.manual_seed(config.seed)
-    sources = read_sources(config.data)
+    sources = read_sources(config.data, config.graph)
     rows = [row for _, part in sources for row in part]
     train_rows = mixed_sample(
         [(source, [r for r in part if r.split != "validation"]) for source, part in sources],
