@@ -479,7 +479,9 @@ def variants(pipeline) -> tuple[Any, Any]:
 
     model, tokenizer = pipeline.model, pipeline.tokenizer
     l1 = pipeline.generator
-    free = pipeline.with_parts(FreeGenerator(model, tokenizer, l1.schema_hint, adapter=l1.adapter))
+    free = pipeline.with_parts(
+        FreeGenerator(model, tokenizer, l1.schema_hint, adapter=l1.adapter, exemplars=l1.exemplars)
+    )
     base = pipeline.with_parts(ConstrainedGenerator(model, tokenizer, method=pipeline.generator.method, adapter=BASE))
     return free, base
 

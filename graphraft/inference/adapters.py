@@ -119,3 +119,17 @@ def l1_schema_hint(folder: Path | None, store) -> str | None:
     if recorded != now:
         logger.warning("the graph's schema changed since %s was trained; L1 is given the schema it learned", folder)
     return recorded
+
+
+def l1_exemplars(folder: Path | None, store, home: Path):
+    """The solved questions L1's adapter was trained to read before a question (an
+    ``exemplars.Exemplars`` of the store's graph), or None: trained without them, or no adapter."""
+    if folder is None:
+        return None
+    k = read_metadata(folder).get("prompt_examples", 0)
+    if not k:
+        return None
+    from graphraft.inference.exemplars import Exemplars, bundled_embedder
+
+    embedder = bundled_embedder(home)
+    return Exemplars.load(folder, k, embedder.embed).for_graph(getattr(store, "graph_name", None))

@@ -21,6 +21,7 @@ from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.decoding.search import DEFAULT_TOKEN_BUDGET, SearchStats, top_m_many
 from graphraft.inference.decoding.tree_attention import PromptCache
 from graphraft.inference.decoding.trie import CandidateIndex
+from graphraft.inference.exemplars import Exemplars
 from graphraft.inference.prompts import l1_messages, prompt_ids
 from graphraft.models import pad_token_id
 from graphraft.synthesis.language import Query, render_query
@@ -84,6 +85,7 @@ class QueryGenerator(ABC):
     model: Any
     tokenizer: Any
     schema_hint: str | None = None
+    exemplars: Exemplars | None = None  # solved questions shown before the question, as L1 was trained
 
     @abstractmethod
     def generate_many(
@@ -97,8 +99,14 @@ class QueryGenerator(ABC):
 
     def prompt(self, question: str) -> list[int]:
         """The tokens L1 reads for a question: its prompt in the chat template, with the schema
-        line when the generator has one (as its adapter was trained)."""
-        return prompt_ids(self.tokenizer, l1_messages(question, self.schema_hint))
+        line and the nearest solved questions when the generator has them (as its adapter was
+        trained)."""
+        return self.prompts_of([question])[0]
+
+    def prompts_of(self, questions: Sequence[str]) -> list[list[int]]:
+        """``prompt`` of each question (the solved questions found for all of them at once)."""
+        shown = self.exemplars.nearest(questions) if self.exemplars is not None else [()] * len(questions)
+        return [prompt_ids(self.tokenizer, l1_messages(q, self.schema_hint, s)) for q, s in zip(questions, shown)]
 
     def generate(self, question: str, candidates: Sequence[str], num_beams: int = 5) -> list[GeneratedQuery]:
         return self.generate_many([question], [candidates], num_beams)[0]
@@ -119,10 +127,12 @@ class ConstrainedGenerator(QueryGenerator):
         method: str = "exact",
         adapter: str | None = None,
         token_budget: int = DEFAULT_TOKEN_BUDGET,
+        exemplars: Exemplars | None = None,
     ):
         if method not in METHODS:
             raise ValueError(f"unknown decoding method {method!r}: choose {' or '.join(METHODS)}")
         self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
+        self.exemplars = exemplars
         self.method, self.adapter, self.token_budget = method, adapter, token_budget
         self.prompts = PromptCache()
         self.stats = SearchStats()  # forward calls and tokens fed by the exact search, summed
@@ -189,7 +199,7 @@ class ConstrainedGenerator(QueryGenerator):
         for start in range(0, len(work), group):
             chunk = work[start : start + group]
             indexes = [self._index(candidate_lists[i]) for i in chunk]
-            prompts = [self.prompt(questions[i]) for i in chunk]
+            prompts = self.prompts_of([questions[i] for i in chunk])
             with adapter_active(self.model, self.adapter):
                 found = top_m_many(
                     self.model,
@@ -227,10 +237,16 @@ class FreeGenerator(QueryGenerator):
     queries are returned as written, valid or not."""
 
     def __init__(
-        self, model, tokenizer, schema_hint: str | None = None, max_new_tokens: int = 160, adapter: str | None = None
+        self,
+        model,
+        tokenizer,
+        schema_hint: str | None = None,
+        max_new_tokens: int = 160,
+        adapter: str | None = None,
+        exemplars: Exemplars | None = None,
     ):
         self.model, self.tokenizer, self.schema_hint = model, tokenizer, schema_hint
-        self.max_new_tokens, self.adapter = max_new_tokens, adapter
+        self.max_new_tokens, self.adapter, self.exemplars = max_new_tokens, adapter, exemplars
 
     @torch.no_grad()
     def generate(self, question: str, candidates: Sequence[str] = (), num_beams: int = 5) -> list[GeneratedQuery]:
@@ -273,10 +289,11 @@ def top_queries(
     schema_hint: str | None = None,
     adapter: str | None = None,
     group: int = 8,
+    exemplars: Exemplars | None = None,
 ) -> list[str | None]:
     """L1's most likely candidate query for each question (exact search, m = 1, ``group``
     questions a forward call); None for a question with no candidates. Used for validation
     during training and for L2's evidence."""
-    generator = ConstrainedGenerator(model, tokenizer, schema_hint, adapter=adapter)
+    generator = ConstrainedGenerator(model, tokenizer, schema_hint, adapter=adapter, exemplars=exemplars)
     found = generator.generate_many(questions, candidate_lists, num_beams=1, group=group)
     return [queries[0].cypher if queries else None for queries in found]

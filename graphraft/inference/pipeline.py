@@ -121,7 +121,7 @@ class GraphRAFT:
         evidence_tokens = self.config.evidence_tokens
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
-        from graphraft.inference.adapters import l1_schema_hint, load_adapters, read_metadata
+        from graphraft.inference.adapters import l1_exemplars, l1_schema_hint, load_adapters, read_metadata
         from graphraft.models import load_causal_lm
 
         if model is None or tokenizer is None:
@@ -146,13 +146,15 @@ class GraphRAFT:
             )
             self.reasoner = AnswerSelector(model, tokenizer, adapter="l2")
         self.tokenizer = tokenizer
-        # L1's prompt as it was trained: with the schema line when its adapter learned with one
+        # L1's prompt as it was trained: with the schema line and the nearest solved questions
+        # when its adapter learned with them
         self.generator: QueryGenerator = ConstrainedGenerator(
             model,
             tokenizer,
             l1_schema_hint(self.settings.l1_adapter, self.store),
             method=self.settings.decoding,
             adapter="l1" if self.settings.l1_adapter else BASE,
+            exemplars=l1_exemplars(self.settings.l1_adapter, self.store, self.settings.home),
         )
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
         self.resolver = resolver_for(self.store, self.settings)

@@ -4,10 +4,13 @@ trained with, and `ask` refuses an adapter trained on another."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 L1_PROMPT_VERSION = 1
 L2_PROMPT_VERSION = 1
 
 L1_SYSTEM = "Write the Cypher query that retrieves the answer to the question from the knowledge graph."
+EXAMPLES_HEADER = "Similar questions and their queries:"
 DETAIL_CHARS = 240  # characters of node details per line of L2's evidence, by default
 VALUE_ROWS = 5  # rows of values a query shows in L2's evidence, and L2 writes, by default
 L2_SYSTEM = (
@@ -21,9 +24,15 @@ def schema_hint(store) -> str:
     return "; ".join(str(p) for p in store.schema().patterns)
 
 
-def l1_messages(question: str, schema_hint: str | None = None) -> list[dict[str, str]]:
+def l1_messages(question: str, schema_hint: str | None = None, examples: Sequence = ()) -> list[dict[str, str]]:
+    """L1's messages: the question alone, or after ``examples`` (solved questions, each with a
+    ``question`` and its ``cypher``: ``exemplars.Exemplars.nearest``) for an adapter trained so."""
     system = L1_SYSTEM if not schema_hint else f"{L1_SYSTEM}\nSchema: {schema_hint}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    user = question
+    if examples:
+        shown = "\n".join(f"Question: {e.question}\nCypher: {e.cypher}" for e in examples)
+        user = f"{EXAMPLES_HEADER}\n{shown}\nQuestion: {question}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def l2_messages(question: str, evidence: str) -> list[dict[str, str]]:

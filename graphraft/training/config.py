@@ -210,6 +210,11 @@ class TrainConfig(StageConfig):
     warmup_ratio: float = Field(0.03, ge=0)
     max_length: int = Field(384, gt=0, description="Longest example in tokens.")
     schema_hints: bool = Field(False, description="Put the graph's schema in L1's prompt.")
+    # retrieved few-shot: L1 reads the K training questions most like its question (MiniLM), each
+    # with its target query, before the question; the adapter keeps them (inference/exemplars.py)
+    prompt_examples: int = Field(
+        0, ge=0, le=8, description="Solved training questions most like the question shown in L1's prompt (0: none)."
+    )
     seed: int = 0
     # only where the hardware computes it natively (CUDA, a CPU with AVX512-BF16 or AMX):
     # emulated bfloat16 is slower than float32

@@ -105,11 +105,47 @@ def tokenize_example(tokenizer, messages: list[dict[str, str]], completion: str)
     return {"input_ids": prompt + target, "completion_mask": [0] * len(prompt) + [1] * len(target)}
 
 
-def l1_examples(tokenizer, rows, targets, hint=None) -> list[dict[str, list[int]]]:
+def training_exemplars(sources, graph_of, targets, k: int, home: Path):
+    """The pool L1's prompt shows solved questions from (``prompt_examples``): every training
+    question (not validation) once, with its target query and its graph. ``graph_of``: id(row) ->
+    the row's graph."""
+    from graphraft.inference.exemplars import Exemplar, Exemplars, bundled_embedder
+
+    pool, seen = [], set()
+    for _, rows in sources:
+        for row in rows:
+            graph = graph_of[id(row)]
+            if row.split == "validation" or (graph, row.qid) in seen:
+                continue
+            seen.add((graph, row.qid))
+            pool.append(Exemplar(question=row.question, cypher=targets[row.qid], graph=graph))
+    return Exemplars(pool, k, bundled_embedder(home).embed)
+
+
+def shown_for(exemplars, rows, graph_of) -> list[list]:
+    """Each row's solved questions for its prompt: the nearest of its own graph's (a question
+    repeated in the mix is looked up once)."""
+    found: dict[tuple, list] = {}
+    by_graph: dict[str | None, list[str]] = {}
+    for row in rows:
+        by_graph.setdefault(graph_of[id(row)], []).append(row.question)
+    for graph, questions in by_graph.items():
+        unique = list(dict.fromkeys(questions))
+        for question, shown in zip(unique, exemplars.for_graph(graph).nearest(unique)):
+            found[graph, question] = shown
+    return [found[graph_of[id(row)], row.question] for row in rows]
+
+
+def l1_examples(tokenizer, rows, targets, hint=None, shown=None) -> list[dict[str, list[int]]]:
     """L1's examples; ``hint``: the schema line for every row, or a function of the row giving
-    its own (rows of several graphs)."""
+    its own (rows of several graphs); ``shown``: each row's solved questions for its prompt
+    (``exemplars.Exemplars.nearest``), or None."""
     hint_of = hint if callable(hint) else (lambda row: hint)
-    return [tokenize_example(tokenizer, l1_messages(row.question, hint_of(row)), targets[row.qid]) for row in rows]
+    shown = shown or [()] * len(rows)
+    return [
+        tokenize_example(tokenizer, l1_messages(row.question, hint_of(row), examples), targets[row.qid])
+        for row, examples in zip(rows, shown)
+    ]
 
 
 def l2_rows(store, rows, config: TrainConfig, tokenizer, l1_top=None) -> list[dict[str, Any]]:
@@ -233,13 +269,14 @@ class _L1:
         self.loaded = None
 
     def _model(self):
-        """(model, tokenizer, schema hint)."""
-        from graphraft.inference.adapters import l1_schema_hint, load_adapter
+        """(model, tokenizer, schema hint, solved questions shown)."""
+        from graphraft.inference.adapters import l1_exemplars, l1_schema_hint, load_adapter
 
         if self.loaded is None:
             base, tokenizer = load_base(self.config, self.home)
             model = load_adapter(base, self.config.l1_adapter, "l1", self.config.base_model)
-            self.loaded = model, tokenizer, l1_schema_hint(self.config.l1_adapter, self.store)
+            hint = l1_schema_hint(self.config.l1_adapter, self.store)
+            self.loaded = model, tokenizer, hint, l1_exemplars(self.config.l1_adapter, self.store, self.home)
         return self.loaded
 
 
@@ -250,10 +287,10 @@ class L1Queries(_L1):
     def __call__(self, rows) -> list[list]:
         from graphraft.inference.generation import ConstrainedGenerator
 
-        model, tokenizer, hint = self._model()
+        model, tokenizer, hint, exemplars = self._model()
         spaces = [question_space(self.store, row, self.config.max_hops) for row in rows]
         spaces = [space(tokenizer) if callable(space) else space for space in spaces]
-        generator = ConstrainedGenerator(model, tokenizer, hint)
+        generator = ConstrainedGenerator(model, tokenizer, hint, exemplars=exemplars)
         return generator.generate_many([row.question for row in rows], spaces, self.config.l2_queries)
 
 
@@ -263,5 +300,5 @@ class L1TopQueries(_L1):
     def __call__(self, questions: list[str], candidates: list[list[str]]) -> list[str | None]:
         from graphraft.inference.generation import top_queries
 
-        model, tokenizer, hint = self._model()
-        return top_queries(model, tokenizer, questions, candidates, hint)
+        model, tokenizer, hint, exemplars = self._model()
+        return top_queries(model, tokenizer, questions, candidates, hint, exemplars=exemplars)

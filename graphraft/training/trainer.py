@@ -32,8 +32,10 @@ from graphraft.training.examples import (
     mixed_sample,
     question_space,
     read_sources,
+    shown_for,
     stable_sample,
     tokenize_example,
+    training_exemplars,
 )
 from graphraft.training.targets import choose_targets
 
@@ -61,8 +63,10 @@ class ExactMatch:
         num_beams: int = 1,
         groups=(),
         file_of: dict[str, str] | None = None,
+        exemplars=None,
     ):
         parts = [(store, hint, list(rows))] if rows else []
+        self.exemplars = exemplars  # the solved questions L1's prompts show (each group its graph's)
         parts += [(s, h, list(r)) for s, h, r in groups if r]
         self.targets, self.batch_size, self.max_hops = targets, batch_size, max_hops
         self.file_of = file_of or {}
@@ -75,10 +79,11 @@ class ExactMatch:
         tokenizer giving its query space (the tokenizer comes with the model)."""
         return question_space(store, row, self.max_hops)
 
-    def _write(self, model, tokenizer, hint, batch, spaces) -> list[str | None]:
+    def _write(self, model, tokenizer, hint, batch, spaces, store=None) -> list[str | None]:
         from graphraft.inference.generation import ConstrainedGenerator
 
-        generator = ConstrainedGenerator(model, tokenizer, hint)
+        shown = self.exemplars.for_graph(store.graph_name) if self.exemplars is not None and store else None
+        generator = ConstrainedGenerator(model, tokenizer, hint, exemplars=shown)
         searched = [space(tokenizer) if callable(space) else space for space in spaces]
         tops = generator.generate_many([r.question for r in batch], searched, self.num_beams)
         return [top[0].cypher if top else None for top in tops]
@@ -89,10 +94,10 @@ class ExactMatch:
         hits, by_hop, by_kind = 0, defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
         by_file = defaultdict(lambda: [0, 0])
         self.mistakes, self.written = [], []  # (question, target, written) of each miss; (row, written) of each
-        for _, hint, rows, spaces in self.groups:
+        for store, hint, rows, spaces in self.groups:
             for start in range(0, len(rows), self.batch_size):
                 batch = rows[start : start + self.batch_size]
-                written = self._write(model, tokenizer, hint, batch, spaces[start : start + self.batch_size])
+                written = self._write(model, tokenizer, hint, batch, spaces[start : start + self.batch_size], store)
                 for row, query in zip(batch, written):
                     self.written.append((row, query))
                     ok = query == self.targets[row.qid]
@@ -235,8 +240,12 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         hint = hints.get(config.graph, next(iter(hints.values())))
         targets = choose_targets(rows)
         hint_of = lambda row: hints[graph_of[id(row)]]  # noqa: E731
+        exemplars = None
+        if config.task == "l1" and config.prompt_examples:
+            notify({"note": f"finding the {config.prompt_examples} nearest solved questions for each prompt"})
+            exemplars = training_exemplars(sources, graph_of, targets, config.prompt_examples, settings.home)
         train_examples, val_examples = build_examples(
-            config, stores, graph_of, tokenizer, settings.home, train_rows, val_rows, targets, hint_of
+            config, stores, graph_of, tokenizer, settings.home, train_rows, val_rows, targets, hint_of, exemplars
         )
         for part, examples in (("training", train_examples), ("validation", val_examples)):
             if not examples:  # the trainer would stop with a bare StopIteration
@@ -252,7 +261,14 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
                 row.qid: source.path.stem for source, part in sources for row in part if row.split == "validation"
             }
             judge = ExactMatch(
-                None, [], targets, config.max_hops, config.eval_batch_size, groups=groups, file_of=file_of
+                None,
+                [],
+                targets,
+                config.max_hops,
+                config.eval_batch_size,
+                groups=groups,
+                file_of=file_of,
+                exemplars=exemplars,
             )
         checkpoints = Path(config.output_dir) / "checkpoints"
         history: list[dict[str, Any]] = []
@@ -274,7 +290,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     finally:
         for opened in stores.values():
             opened.close()
-    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint)
+    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint, exemplars)
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
         "task": config.task,
@@ -297,14 +313,16 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
 
 
 def build_examples(
-    config: TrainConfig, stores, graph_of, tokenizer, home: Path, train_rows, val_rows, targets, hint_of
+    config: TrainConfig, stores, graph_of, tokenizer, home: Path, train_rows, val_rows, targets, hint_of, exemplars=None
 ):
     """Tokenised (training, validation) examples for the task, those longer than max_length left
     out. ``stores``: graph -> store; ``graph_of``: id(row) -> its graph; ``hint_of``: row -> L1's
-    schema line (None without schema hints)."""
+    schema line (None without schema hints); ``exemplars``: the solved questions L1's prompts show
+    (None: none)."""
     if config.task == "l1":
-        train_examples = l1_examples(tokenizer, train_rows, targets, hint_of)
-        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint_of)
+        shown = (lambda rows: shown_for(exemplars, rows, graph_of)) if exemplars else (lambda rows: None)
+        train_examples = l1_examples(tokenizer, train_rows, targets, hint_of, shown(train_rows))
+        val_examples = l1_examples(tokenizer, val_rows[:200], targets, hint_of, shown(val_rows[:200]))
     else:
         train_l2, val_l2 = [], []
         for graph, store in stores.items():  # L2's evidence comes from each question's own graph
@@ -337,12 +355,20 @@ def build_examples(
     return keep(train_examples), keep(val_examples)
 
 
-def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int, hint: str | None = None) -> Path:
+def save_adapter(
+    model, tokenizer, config: TrainConfig, trained_examples: int, hint: str | None = None, exemplars=None
+) -> Path:
     """The adapter, its tokenizer and the metadata `ask` checks and follows (for L2: how its
-    evidence was written)."""
+    evidence was written; for L1: the solved questions its prompt shows, when it was trained so)."""
     adapter_dir = Path(config.output_dir) / "adapter"
     model.save_pretrained(adapter_dir)
     tokenizer.save_pretrained(adapter_dir)
+    shown = {}
+    if exemplars is not None:
+        from graphraft.inference.exemplars import SIMILARITY
+
+        exemplars.save(adapter_dir)
+        shown = {"prompt_examples": exemplars.k, "exemplar_similarity": SIMILARITY}
     l2 = {
         "evidence_tokens": config.evidence_tokens,
         "queries": config.l2_queries,
@@ -356,6 +382,7 @@ def save_adapter(model, tokenizer, config: TrainConfig, trained_examples: int, h
         schema_hint=hint,
         graph=config.graph,
         trained_examples=trained_examples,
+        **shown,
         **(l2 if config.task == "l2" else {}),
     )
     return adapter_dir
@@ -394,6 +421,7 @@ ADDED_LATER = {
     ("self_train", "wording_schema_words"): True,
     ("self_train", "wording_center"): False,
     ("self_train", "asked_type_first"): False,
+    ("prompt_examples",): 0,
 }
 #: settings that decide how many self-training rounds run, not what a round trains on: left out of
 #: the digest, so a rerun with more rounds (or another stopping gain) reuses the rounds trained before
@@ -406,9 +434,12 @@ def config_digest(config: TrainConfig, round_count: bool = False) -> str:
     at their old behaviour and the ``ROUND_COUNT`` ones (``round_count``: kept, as digests were
     made before they were left out)."""
     data = config.model_dump(mode="json")
-    for (section, key), value in ADDED_LATER.items():
-        if data.get(section, {}).get(key, object()) == value:
-            del data[section][key]
+    for (*sections, key), value in ADDED_LATER.items():
+        holder = data
+        for section in sections:
+            holder = holder.get(section, {})
+        if holder.get(key, object()) == value:
+            del holder[key]
     if not round_count:
         for section, key in ROUND_COUNT:
             data.get(section, {}).pop(key, None)
