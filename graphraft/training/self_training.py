@@ -702,7 +702,9 @@ def _decided_otherwise(row: SynthesisRow, decisions: dict[str, Any]) -> bool:
     source = row.source or {}
     decided = source.get("decided")
     if decided is not None:  # a setting added later counts at its old value in the rows decided before it
-        earlier = {key: old for (part, key), old in ADDED_LATER.items() if part == "self_train" and key in decisions}
+        earlier = {
+            path[-1]: old for path, old in ADDED_LATER.items() if path[:-1] == ("self_train",) and path[-1] in decisions
+        }
         decided = {**earlier, **decided}
     return bool(source.get("queries")) and decided != decisions
 
