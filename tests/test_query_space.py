@@ -262,3 +262,43 @@ def test_text_that_holds_numbers_is_ordered_as_numbers_or_as_text_and_other_text
     assert clauses.contains(titled)
     assert not clauses.contains(replace(titled, order=Order("title", numeric=True)))
     assert Query.from_dict(returned.to_dict()) == returned
+
+
+def test_shaped_finds_every_query_of_a_shape_and_nothing_else(tiny):
+    """``QuerySpace.shaped``: the queries of the given shapes, as listing the whole space and
+    masking each query's text finds them, without listing it."""
+    from graphraft.synthesis.language import query_shape
+
+    _, tokenizer = tiny
+    patterns = [p for p in PATTERNS if len(p.steps) < 2]
+    clauses, space = space_for("the 2 movies of Keanu after 1999", tokenizer, patterns, max_filters=1, max_properties=1)
+    every = [render_query(q) for q in clauses.queries(patterns)]
+    by_shape: dict[str, set[str]] = {}
+    for text in every:
+        by_shape.setdefault(query_shape(text), set()).add(text)
+    # shapes with several queries (two values the question states, two anchors' paths) and one
+    wanted = sorted(by_shape, key=lambda s: (-len(by_shape[s]), s))[:3] + ["MATCH (n0:Nowhere) RETURN N"]
+    found = space.shaped(wanted, limit=1000)
+    assert len(by_shape[wanted[0]]) > 1
+    for shape in wanted:
+        assert {render_query(q) for q in found[shape]} == by_shape.get(shape, set())
+    # at most ``limit`` a shape
+    assert len(space.shaped(wanted[:1], limit=1)[wanted[0]]) == 1
+
+
+def test_query_shape_masks_what_the_question_supplies():
+    from graphraft.synthesis.language import query_shape
+
+    query = Query(
+        Pattern(KEANU, (ACTED,), 1),
+        (Filter(1, "released", ">", 1999), Filter(1, "title", "CONTAINS", 'The "Matrix"')),
+        Projection(("title",)),
+        Order("title", True),
+        3,
+    )
+    text = render_query(query)
+    shape = query_shape(text)
+    assert "p:keanu" not in shape and "1999" not in shape and "Matrix" not in shape and "LIMIT 3" not in shape
+    assert shape == query_shape(text.replace("1999", "2005").replace("p:keanu", "p:hugo"))
+    # what the wording decides stays: the keys, the operators, the order, the variables
+    assert "n1.released > N" in shape and "ACTED_IN" in shape and "DESC" in shape and "(n1:Movie)" in shape

@@ -86,6 +86,20 @@ def as_number(owner: str, key: str, numeric: bool) -> str:
     return f"toFloat({text})" if numeric else text
 
 
+#: what ``query_shape`` masks: quoted text (the anchors' ids, text literals), numbers (literals,
+#: LIMIT's k; not the digits of a variable, ``n1``) and booleans
+_SHAPE_TEXT = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SHAPE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])|\b(?:true|false)\b")
+
+
+def query_shape(cypher: str) -> str:
+    """A query's text with what the question supplies masked — the anchors' ids and the
+    literals (``"…"`` as ``S``, numbers and booleans as ``N``) — and all it decides from the
+    question's wording left: labels, relationships, directions, keys, operators, aggregates,
+    order. Two questions asked alike of other things have queries of one shape."""
+    return _SHAPE_NUMBER.sub("N", _SHAPE_TEXT.sub("S", cypher))
+
+
 def literal(value: Value) -> str:
     """A value as Cypher text: strings quoted and escaped, booleans lower case, numbers as
     they are (a float always with its point, so that it is not read back as an integer)."""

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from graphraft.inference.decoding.radix import RadixNode, build_radix
 from graphraft.inference.decoding.trie import _tokenize_whole, candidate_sequences
 from graphraft.synthesis.clauses import ClauseSpace, Partial
-from graphraft.synthesis.language import Query, render_query
+from graphraft.synthesis.language import Query, query_shape, render_query
 from graphraft.synthesis.patterns import Pattern, path_text
 
 
@@ -131,6 +131,34 @@ class QuerySpace:
             following = pieces[node.sequence]
             out.children = LazyChildren(lambda: below + self._expand(here, following))
         return out
+
+    # -- queries of given shapes ------------------------------------------------------------------
+    def shaped(self, shapes: Sequence[str], limit: int = 64) -> dict[str, list[Query]]:
+        """The space's queries of each shape (``language.query_shape``: the text with anchors'
+        ids and literals masked), at most ``limit`` a shape: the questions a solved question's
+        query fits, with this question's anchors and values. Walks only the pieces whose text so
+        far is the start of a shape, so the space is never listed."""
+        wanted = [s for s in dict.fromkeys(shapes) if s]
+        found: dict[str, list[Query]] = {s: [] for s in wanted}
+        if not wanted:
+            return found
+        stack = []
+        for text, patterns in self.paths.items():
+            masked = query_shape(text)
+            if any(s.startswith(masked) for s in wanted):
+                stack.append((text, self.clauses.start(patterns)))
+        while stack:
+            text, partials = stack.pop()
+            for piece, following in self.clauses.choices(partials).items():
+                if piece is None:
+                    masked = query_shape(text)
+                    if masked in found and len(found[masked]) < limit:
+                        found[masked] += [p.query() for p in following][: limit - len(found[masked])]
+                    continue
+                masked = query_shape(text + piece)
+                if any(s.startswith(masked) and len(found[s]) < limit for s in wanted):
+                    stack.append((text + piece, following))
+        return found
 
     # -- reading results -------------------------------------------------------------------------
     def query_for(self, sequence: Sequence[int]) -> Query | None:

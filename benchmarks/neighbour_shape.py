@@ -1,0 +1,190 @@
+"""How far a question's query can be read off the solved training questions nearest to it.
+
+A query's *shape* (``synthesis.language.query_shape``) is its text with the anchors' ids and the
+literals masked: the labels, relationships, directions, keys, operators, aggregates and order, all
+that L1 decides from the question's wording. Questions asked alike have queries of one shape, so
+the nearest solved questions (``inference.exemplars``: MiniLM over the questions with what they
+name masked) say which shapes a question's query likely has; the question's own query space says
+which queries of those shapes exist for its anchors and values (``QuerySpace.shaped``).
+
+Two readings, one run:
+
+1. the data (``--train`` and ``--validation`` synthesis files, no model): how often a validation
+   pair's shape is among its k nearest training pairs' shapes;
+2. with ``--questions`` and ``--l1-adapter``: execution accuracy on the validation questions of
+   several orders of the queries `ask` tries — L1's alone (what `graphraft eval`'s no-l2 scores),
+   and L1's queries of the neighbours' shapes first, in a few ways — each answered and scored as
+   `ask` and `eval` do (``GraphRAFT._answer``, the stated-first and asked-label rules included,
+   ``evaluation.runner.outcome_from_answer``). L1 writes its top queries and scores the shaped ones
+   once a question; each order is then answered from the same queries.
+
+    python benchmarks/neighbour_shape.py --train outputs/synthesis/t2c-movies-train.jsonl \\
+        --validation outputs/synthesis/t2c-movies-validation.jsonl \\
+        [--questions outputs/text2cypher/movies/questions.jsonl --graph movies \\
+         --l1-adapter outputs/training/l1-language-movies/adapter --pool-extra FILE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from graphraft.config import load_settings
+from graphraft.inference.exemplars import Exemplar, Exemplars, bundled_embedder, question_form
+from graphraft.synthesis.language import query_shape, render_query
+from graphraft.synthesis.rows import read_rows
+
+
+def data_reading(train, valid, embed, ks) -> None:
+    vectors = np.asarray(embed([question_form(r.question) for r in train]), dtype=np.float32)
+    asked = np.asarray(embed([question_form(r.question) for r in valid]), dtype=np.float32)
+    order = np.argsort(-(asked @ vectors.T), axis=1, kind="stable")
+    shapes = [query_shape(r.cypher) for r in train]
+    hit = Counter()
+    vote = 0
+    for row, ranked in zip(valid, order):
+        own = query_shape(row.cypher)
+        for k in ks:
+            hit[k] += own in {shapes[i] for i in ranked[:k]}
+        vote += Counter(shapes[i] for i in ranked[:5]).most_common(1)[0][0] == own
+    n = len(valid)
+    unseen = sum(query_shape(r.cypher) not in set(shapes) for r in valid)
+    print(f"data: {n} validation pairs, {len(train)} training pairs, {len(set(shapes))} shapes among them")
+    print(f"  a shape no training pair has: {unseen} ({unseen / n:.1%})")
+    for k in ks:
+        print(f"  the shape among the {k} nearest's: {hit[k]} ({hit[k] / n:.1%})")
+    print(f"  the shape most common among the 5 nearest: {vote} ({vote / n:.1%})")
+
+
+def orders(l1, shaped, weight):
+    """Each order of the queries to try: name -> list of GeneratedQuery. ``l1``: L1's top queries;
+    ``shaped``: L1's queries of the neighbours' shapes, each (GeneratedQuery, rank of its shape's
+    nearest neighbour, weight of its shape)."""
+    by_rank = sorted(shaped, key=lambda s: (s[1], -s[0].score))
+    by_score = sorted(shaped, key=lambda s: -s[0].score)
+    by_weight = sorted(shaped, key=lambda s: (-s[2], -s[0].score))
+
+    def then_l1(first):
+        seen = {g.cypher for g in first}
+        return first + [g for g in l1 if g.cypher not in seen]
+
+    top_shape = by_rank[0][0] if by_rank else None
+    l1_shapes = {query_shape(s[0].cypher) for s in shaped}
+    out = {
+        "L1 alone": l1,
+        "nearest shape's best, then L1": then_l1([top_shape] if top_shape else []),
+        "shaped by nearest, then L1": then_l1([s[0] for s in by_rank]),
+        "shaped by L1 score, then L1": then_l1([s[0] for s in by_score]),
+        "shaped by vote, then L1": then_l1([s[0] for s in by_weight]),
+        "L1's shaped first, then nearest's": then_l1(
+            [g for g in l1 if query_shape(g.cypher) in l1_shapes] + ([top_shape] if top_shape else [])
+        ),
+    }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train", type=Path, required=True)
+    parser.add_argument("--validation", type=Path, required=True)
+    parser.add_argument("--k", default="1,3,5,10")
+    parser.add_argument("--questions", type=Path)
+    parser.add_argument("--graph")
+    parser.add_argument("--l1-adapter", type=Path)
+    parser.add_argument("--pool-extra", type=Path, action="append", default=[], help="More solved questions.")
+    parser.add_argument("--neighbours", type=int, default=5, help="Nearest solved questions read (k).")
+    parser.add_argument("--limit", type=int, help="The first N validation questions only.")
+    parser.add_argument("--dump", type=Path, help="Each question's queries and verdicts, one JSON line each.")
+    args = parser.parse_args()
+    ks = [int(k) for k in args.k.split(",")]
+    settings = load_settings(l1_adapter=args.l1_adapter)
+    embed = bundled_embedder(settings.home).embed
+    train = [r for r in read_rows(args.train) if r.usable]
+    valid = [r for r in read_rows(args.validation) if r.usable]
+    data_reading(train, valid, embed, ks)
+    if args.questions is None:
+        return
+
+    from graphraft.cli.options import Split
+    from graphraft.deadline import Deadline
+    from graphraft.evaluation.runner import outcome_from_answer
+    from graphraft.graph.loaders.question_sets import load_items
+    from graphraft.inference.config import AskConfig
+    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.pipeline import GraphRAFT
+
+    extra = [r for path in args.pool_extra for r in read_rows(path) if r.usable and r.split != "validation"]
+    pool = Exemplars([Exemplar(question=r.question, cypher=r.cypher) for r in train + extra], args.neighbours, embed)
+    items = load_items(None, args.questions, None, Split.validation, None, None)
+    items = items[: args.limit] if args.limit else items
+    pipeline = GraphRAFT(settings, graph=args.graph, config=AskConfig(language="full"))
+    right: Counter = Counter()
+    shaped_any = 0
+    started = time.perf_counter()
+    dump = args.dump.open("w") if args.dump else None
+    for number, item in enumerate(items, 1):
+        deadline = Deadline(600)
+        answer0, space, anchors = pipeline._prepare(item.question, deadline, pipeline.max_hops)
+        if not len(space):
+            continue
+        l1 = pipeline.generator.generate_many([item.question], [space], num_beams=5)[0]
+        neighbours = pool.nearest([item.question])[0][::-1]  # the nearest first
+        sims = (
+            np.asarray(embed([question_form(item.question)]), dtype=np.float32)
+            @ np.asarray(embed([question_form(e.question) for e in neighbours]), dtype=np.float32).T
+        )
+        shapes = [query_shape(e.cypher) for e in neighbours]
+        weight = Counter()
+        for shape, sim in zip(shapes, sims[0]):
+            weight[shape] += float(sim)
+        found = space.shaped(shapes, limit=32)
+        queries = {}
+        for shape, listed in found.items():
+            for query in listed:
+                queries.setdefault(render_query(query), (query, shapes.index(shape), weight[shape]))
+        shaped = []
+        if queries:
+            shaped_any += 1
+            scored = pipeline.generator.generate_many([item.question], [list(queries)], num_beams=len(queries))[0]
+            for g in scored:
+                query, rank, w = queries[g.cypher]
+                shaped.append((GeneratedQuery(g.cypher, g.score, g.rank, query), rank, w))
+        verdicts = {}
+        for name, generated in orders(l1, shaped, weight).items():
+            answer = copy.deepcopy(answer0)
+            pipeline._answer(answer, space, anchors, generated[:10], deadline)
+            outcome = outcome_from_answer(item, "no-l2", answer, 0.0, False, None, pipeline.store)
+            verdicts[name] = bool(outcome.execution)
+            right[name] += verdicts[name]
+        if dump:
+            dump.write(
+                json.dumps(
+                    {
+                        "qid": item.qid,
+                        "question": item.question,
+                        "neighbours": [e.question for e in neighbours],
+                        "l1": [g.cypher for g in l1],
+                        "shaped": [(s[0].cypher, s[1], round(s[0].score, 3)) for s in shaped],
+                        "verdicts": verdicts,
+                    }
+                )
+                + "\n"
+            )
+        if number % 10 == 0:
+            print(f"  {number}/{len(items)} ({time.perf_counter() - started:.0f} s): {dict(right)}", flush=True)
+    pipeline.close()
+    n = len(items)
+    print(f"execution accuracy on {n} validation questions ({args.questions}), {args.neighbours} neighbours:")
+    print(f"  questions with a query of a neighbour's shape: {shaped_any}")
+    for name, count in right.items():
+        print(f"  {name:<40} {count:4d}  {count / n:.1%}")
+
+
+if __name__ == "__main__":
+    main()
