@@ -37,7 +37,8 @@ import numpy as np
 
 from graphraft.config import load_settings
 from graphraft.inference.exemplars import Exemplar, Exemplars, bundled_embedder, question_form
-from graphraft.synthesis.language import query_shape, render_query
+from graphraft.inference.neighbour_shapes import shaped_first
+from graphraft.synthesis.language import query_shape
 from graphraft.synthesis.rows import read_rows
 
 
@@ -62,31 +63,23 @@ def data_reading(train, valid, embed, ks) -> None:
     print(f"  the shape most common among the 5 nearest: {vote} ({vote / n:.1%})")
 
 
-def orders(l1, shaped, weight):
+def orders(l1, shaped):
     """Each order of the queries to try: name -> list of GeneratedQuery. ``l1``: L1's top queries;
-    ``shaped``: L1's queries of the neighbours' shapes, each (GeneratedQuery, rank of its shape's
-    nearest neighbour, weight of its shape)."""
-    by_rank = sorted(shaped, key=lambda s: (s[1], -s[0].score))
-    by_score = sorted(shaped, key=lambda s: -s[0].score)
-    by_weight = sorted(shaped, key=lambda s: (-s[2], -s[0].score))
-
-    def then_l1(first):
-        seen = {g.cypher for g in first}
-        return first + [g for g in l1 if g.cypher not in seen]
-
-    top_shape = by_rank[0][0] if by_rank else None
-    l1_shapes = {query_shape(s[0].cypher) for s in shaped}
-    out = {
+    ``shaped``: L1's queries of the neighbours' shapes (``NeighbourShapes.shaped``)."""
+    by_rank = [s.query for s in shaped]  # by the nearest neighbour of their shape, then L1's score
+    by_score = [s.query for s in sorted(shaped, key=lambda s: -s.query.score)]
+    by_weight = [s.query for s in sorted(shaped, key=lambda s: (-s.weight, -s.query.score))]
+    l1_shapes = {query_shape(g.cypher) for g in by_rank}
+    return {
         "L1 alone": l1,
-        "nearest shape's best, then L1": then_l1([top_shape] if top_shape else []),
-        "shaped by nearest, then L1": then_l1([s[0] for s in by_rank]),
-        "shaped by L1 score, then L1": then_l1([s[0] for s in by_score]),
-        "shaped by vote, then L1": then_l1([s[0] for s in by_weight]),
-        "L1's shaped first, then nearest's": then_l1(
-            [g for g in l1 if query_shape(g.cypher) in l1_shapes] + ([top_shape] if top_shape else [])
+        "nearest shape's best, then L1": shaped_first(by_rank[:1], l1),
+        "shaped by nearest, then L1": shaped_first(by_rank, l1),
+        "shaped by L1 score, then L1": shaped_first(by_score, l1),
+        "shaped by vote, then L1": shaped_first(by_weight, l1),
+        "L1's of a neighbour's shape, then nearest's": shaped_first(
+            [g for g in l1 if query_shape(g.cypher) in l1_shapes] + by_rank[:1], l1
         ),
     }
-    return out
 
 
 def main() -> None:
@@ -116,7 +109,7 @@ def main() -> None:
     from graphraft.evaluation.runner import outcome_from_answer
     from graphraft.graph.loaders.question_sets import load_items
     from graphraft.inference.config import AskConfig
-    from graphraft.inference.generation import GeneratedQuery
+    from graphraft.inference.neighbour_shapes import NeighbourShapes
     from graphraft.inference.pipeline import GraphRAFT
 
     extra = [r for path in args.pool_extra for r in read_rows(path) if r.usable and r.split != "validation"]
@@ -124,6 +117,10 @@ def main() -> None:
     items = load_items(None, args.questions, None, Split.validation, None, None)
     items = items[: args.limit] if args.limit else items
     pipeline = GraphRAFT(settings, graph=args.graph, config=AskConfig(language="full"))
+    # the same, trying the queries in the order given (no stated-first or asked-label rule)
+    plain = copy.copy(pipeline)
+    plain.config = pipeline.config.model_copy(update={"stated_first": False, "asked_label_first": False})
+    led = NeighbourShapes(pipeline.generator, pool)
     right: Counter = Counter()
     shaped_any = 0
     started = time.perf_counter()
@@ -134,43 +131,24 @@ def main() -> None:
         if not len(space):
             continue
         l1 = pipeline.generator.generate_many([item.question], [space], num_beams=5)[0]
-        neighbours = pool.nearest([item.question])[0][::-1]  # the nearest first
-        sims = (
-            np.asarray(embed([question_form(item.question)]), dtype=np.float32)
-            @ np.asarray(embed([question_form(e.question) for e in neighbours]), dtype=np.float32).T
-        )
-        shapes = [query_shape(e.cypher) for e in neighbours]
-        weight = Counter()
-        for shape, sim in zip(shapes, sims[0]):
-            weight[shape] += float(sim)
-        found = space.shaped(shapes, limit=32)
-        queries = {}
-        for shape, listed in found.items():
-            for query in listed:
-                queries.setdefault(render_query(query), (query, shapes.index(shape), weight[shape]))
-        shaped = []
-        if queries:
-            shaped_any += 1
-            scored = pipeline.generator.generate_many([item.question], [list(queries)], num_beams=len(queries))[0]
-            for g in scored:
-                query, rank, w = queries[g.cypher]
-                shaped.append((GeneratedQuery(g.cypher, g.score, g.rank, query), rank, w))
+        shaped = led.shaped([item.question], [space])[0]
+        shaped_any += bool(shaped)
         verdicts = {}
-        for name, generated in orders(l1, shaped, weight).items():
-            answer = copy.deepcopy(answer0)
-            pipeline._answer(answer, space, anchors, generated[:10], deadline)
-            outcome = outcome_from_answer(item, "no-l2", answer, 0.0, False, None, pipeline.store)
-            verdicts[name] = bool(outcome.execution)
-            right[name] += verdicts[name]
+        for name, generated in orders(l1, shaped).items():
+            for rules, engine in (("", pipeline), (", L1's order", plain)):
+                answer = copy.deepcopy(answer0)
+                engine._answer(answer, space, anchors, generated[:10], deadline)
+                outcome = outcome_from_answer(item, "no-l2", answer, 0.0, False, None, pipeline.store)
+                verdicts[name + rules] = bool(outcome.execution)
+                right[name + rules] += verdicts[name + rules]
         if dump:
             dump.write(
                 json.dumps(
                     {
                         "qid": item.qid,
                         "question": item.question,
-                        "neighbours": [e.question for e in neighbours],
                         "l1": [g.cypher for g in l1],
-                        "shaped": [(s[0].cypher, s[1], round(s[0].score, 3)) for s in shaped],
+                        "shaped": [(s.query.cypher, s.neighbour, round(s.query.score, 3)) for s in shaped],
                         "verdicts": verdicts,
                     }
                 )

@@ -83,6 +83,10 @@ class Exemplars:
         """Each question's ``k`` nearest solved questions, the nearest last (just before the
         question), a question of the same text as the asked one never among them (in training
         the pool holds the question itself); ties go to the earlier in the pool."""
+        return [[e for e, _ in reversed(found)] for found in self.nearest_scored(questions)]
+
+    def nearest_scored(self, questions: Sequence[str]) -> list[list[tuple[Exemplar, float]]]:
+        """``nearest`` with each solved question's cosine to the question, the nearest first."""
         if not questions:
             return []
         if not self.pool:
@@ -95,7 +99,7 @@ class Exemplars:
             own = _key(question)
             order = np.argsort(-row, kind="stable")
             chosen = [int(i) for i in order if self._keys[i] != own][: self.k]
-            out.append([self.pool[i] for i in reversed(chosen)])
+            out.append([(self.pool[i], float(row[i])) for i in chosen])
         return out
 
     def save(self, folder: Path) -> None:
