@@ -46,6 +46,14 @@ class NeighbourShapes(QueryGenerator):
         self.model, self.tokenizer = l1.model, l1.tokenizer
         self.schema_hint, self.exemplars = l1.schema_hint, l1.exemplars
 
+    @property
+    def adapter(self):
+        return self.l1.adapter
+
+    @property
+    def method(self) -> str:
+        return self.l1.method
+
     def shaped(
         self, questions: Sequence[str], spaces: Sequence, check: Callable[[], None] | None = None
     ) -> list[list[ShapedQuery]]:
