@@ -121,7 +121,12 @@ def main() -> None:
     plain = copy.copy(pipeline)
     plain.config = pipeline.config.model_copy(update={"stated_first": False, "asked_label_first": False})
     led = NeighbourShapes(pipeline.generator, pool)
+    seen_shapes = {query_shape(r.cypher) for r in train}
+    # each validation question by its pair: a shape some training pair has, one none has, or no pair
+    part_of = {r.qid: "seen shape" if query_shape(r.cypher) in seen_shapes else "unseen shape" for r in valid}
     right: Counter = Counter()
+    by_part: Counter = Counter()
+    sizes: Counter = Counter()
     shaped_any = 0
     started = time.perf_counter()
     dump = args.dump.open("w") if args.dump else None
@@ -134,6 +139,8 @@ def main() -> None:
         shaped = led.shaped([item.question], [space])[0]
         shaped_any += bool(shaped)
         verdicts = {}
+        part = part_of.get(item.qid, "no pair")
+        sizes[part] += 1
         for name, generated in orders(l1, shaped).items():
             for rules, engine in (("", pipeline), (", L1's order", plain)):
                 answer = copy.deepcopy(answer0)
@@ -141,6 +148,7 @@ def main() -> None:
                 outcome = outcome_from_answer(item, "no-l2", answer, 0.0, False, None, pipeline.store)
                 verdicts[name + rules] = bool(outcome.execution)
                 right[name + rules] += verdicts[name + rules]
+                by_part[name + rules, part] += verdicts[name + rules]
         if dump:
             dump.write(
                 json.dumps(
@@ -160,8 +168,11 @@ def main() -> None:
     n = len(items)
     print(f"execution accuracy on {n} validation questions ({args.questions}), {args.neighbours} neighbours:")
     print(f"  questions with a query of a neighbour's shape: {shaped_any}")
+    parts = sorted(sizes)
+    print(f"  {'':<52} {'all':>11}  " + "  ".join(f"{p} ({sizes[p]})".rjust(18) for p in parts))
     for name, count in right.items():
-        print(f"  {name:<40} {count:4d}  {count / n:.1%}")
+        cells = "  ".join(f"{by_part[name, p]:4d} {by_part[name, p] / max(1, sizes[p]):6.1%}".rjust(18) for p in parts)
+        print(f"  {name:<52} {count:4d} {count / n:6.1%}  {cells}")
 
 
 if __name__ == "__main__":
