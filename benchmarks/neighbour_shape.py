@@ -104,10 +104,9 @@ def main() -> None:
     if args.questions is None:
         return
 
-    from graphraft.cli.options import Split
     from graphraft.deadline import Deadline
     from graphraft.evaluation.runner import outcome_from_answer
-    from graphraft.graph.loaders.question_sets import load_items
+    from graphraft.graph.loaders.question_sets import Split, load_items
     from graphraft.inference.config import AskConfig
     from graphraft.inference.neighbour_shapes import NeighbourShapes
     from graphraft.inference.pipeline import GraphRAFT
