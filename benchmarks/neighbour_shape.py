@@ -31,15 +31,20 @@ import copy
 import json
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from graphraft.config import load_settings
+from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.exemplars import Exemplar, Exemplars, bundled_embedder, question_form
-from graphraft.inference.neighbour_shapes import shaped_first
-from graphraft.synthesis.language import query_shape
+from graphraft.inference.generation import GeneratedQuery
+from graphraft.synthesis.language import query_shape, render_query
 from graphraft.synthesis.rows import read_rows
+
+#: the most queries of one shape taken from a question's space
+PER_SHAPE = 32
 
 
 def data_reading(train, valid, embed, ks) -> None:
@@ -63,12 +68,56 @@ def data_reading(train, valid, embed, ks) -> None:
     print(f"  the shape most common among the 5 nearest: {vote} ({vote / n:.1%})")
 
 
-def orders(l1, shaped):
+@dataclass(frozen=True)
+class ShapedQuery:
+    """A query of a neighbour's shape, as L1 scored it among them."""
+
+    query: GeneratedQuery
+    neighbour: int  # the rank of the nearest solved question of its shape (0: the nearest)
+    weight: float  # the summed similarity of the solved questions of its shape
+
+
+def shaped(l1, solved: Exemplars, question: str, space) -> list[ShapedQuery]:
+    """The question's queries of its neighbours' shapes (``QuerySpace.shaped``), L1 scoring them
+    among themselves (the exact search over that list), by the nearest neighbour of their shape,
+    then L1's score."""
+    (neighbours,) = solved.nearest_scored([question])
+    if not isinstance(space, QuerySpace) or not neighbours:
+        return []
+    shapes = [query_shape(e.cypher) for e, _ in neighbours]
+    weight: dict[str, float] = {}
+    for shape, (_, similarity) in zip(shapes, neighbours):
+        weight[shape] = weight.get(shape, 0.0) + similarity
+    queries: dict[str, tuple] = {}
+    for shape, listed in space.shaped(shapes, PER_SHAPE).items():
+        for query in listed:
+            queries.setdefault(render_query(query), (query, shapes.index(shape), weight[shape]))
+    if not queries:
+        return []
+    (scored,) = l1.generate_many([question], [list(queries)], num_beams=len(queries))
+    out = []
+    for g in scored:
+        query, neighbour, w = queries[g.cypher]
+        out.append(ShapedQuery(GeneratedQuery(g.cypher, g.score, 0, query), neighbour, w))
+    return sorted(out, key=lambda s: (s.neighbour, -s.query.score))
+
+
+def shaped_first(first, rest) -> list[GeneratedQuery]:
+    """``first``, then the queries of ``rest`` not among them, ranked anew from 0."""
+    seen, out = set(), []
+    for g in [*first, *rest]:
+        if g.cypher not in seen:
+            seen.add(g.cypher)
+            out.append(GeneratedQuery(g.cypher, g.score, len(out), g.query))
+    return out
+
+
+def orders(l1, found):
     """Each order of the queries to try: name -> list of GeneratedQuery. ``l1``: L1's top queries;
-    ``shaped``: L1's queries of the neighbours' shapes (``NeighbourShapes.shaped``)."""
-    by_rank = [s.query for s in shaped]  # by the nearest neighbour of their shape, then L1's score
-    by_score = [s.query for s in sorted(shaped, key=lambda s: -s.query.score)]
-    by_weight = [s.query for s in sorted(shaped, key=lambda s: (-s.weight, -s.query.score))]
+    ``found``: L1's queries of the neighbours' shapes (``shaped``)."""
+    by_rank = [s.query for s in found]  # by the nearest neighbour of their shape, then L1's score
+    by_score = [s.query for s in sorted(found, key=lambda s: -s.query.score)]
+    by_weight = [s.query for s in sorted(found, key=lambda s: (-s.weight, -s.query.score))]
     l1_shapes = {query_shape(g.cypher) for g in by_rank}
     return {
         "L1 alone": l1,
@@ -108,7 +157,6 @@ def main() -> None:
     from graphraft.evaluation.runner import outcome_from_answer
     from graphraft.graph.loaders.question_sets import Split, load_items
     from graphraft.inference.config import AskConfig
-    from graphraft.inference.neighbour_shapes import NeighbourShapes
     from graphraft.inference.pipeline import GraphRAFT
 
     extra = [r for path in args.pool_extra for r in read_rows(path) if r.usable and r.split != "validation"]
@@ -119,7 +167,6 @@ def main() -> None:
     # the same, trying the queries in the order given (no stated-first or asked-label rule)
     plain = copy.copy(pipeline)
     plain.config = pipeline.config.model_copy(update={"stated_first": False, "asked_label_first": False})
-    led = NeighbourShapes(pipeline.generator, pool)
     seen_shapes = {query_shape(r.cypher) for r in train}
     # each validation question by its pair: a shape some training pair has, one none has, or no pair
     part_of = {r.qid: "seen shape" if query_shape(r.cypher) in seen_shapes else "unseen shape" for r in valid}
@@ -135,12 +182,12 @@ def main() -> None:
         if not len(space):
             continue
         l1 = pipeline.generator.generate_many([item.question], [space], num_beams=5)[0]
-        shaped = led.shaped([item.question], [space])[0]
-        shaped_any += bool(shaped)
+        found = shaped(pipeline.generator, pool, item.question, space)
+        shaped_any += bool(found)
         verdicts = {}
         part = part_of.get(item.qid, "no pair")
         sizes[part] += 1
-        for name, generated in orders(l1, shaped).items():
+        for name, generated in orders(l1, found).items():
             for rules, engine in (("", pipeline), (", L1's order", plain)):
                 answer = copy.deepcopy(answer0)
                 engine._answer(answer, space, anchors, generated[:10], deadline)
@@ -155,7 +202,7 @@ def main() -> None:
                         "qid": item.qid,
                         "question": item.question,
                         "l1": [g.cypher for g in l1],
-                        "shaped": [(s.query.cypher, s.neighbour, round(s.query.score, 3)) for s in shaped],
+                        "shaped": [(s.query.cypher, s.neighbour, round(s.query.score, 3)) for s in found],
                         "verdicts": verdicts,
                     }
                 )

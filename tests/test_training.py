@@ -651,31 +651,6 @@ def test_l1_learns_from_two_graphs_each_question_asked_on_its_own(tmp_path, demo
             f"exact_match_file_{Path(demo_rows).stem}",
             f"exact_match_file_{out.stem}",
         }
-        # the adapter keeps the training questions it learned from with their queries (not shown
-        # in its prompt), and ask --neighbour-shapes tries their shapes first, with the question's anchor
-        from graphraft.inference.adapters import read_metadata
-        from graphraft.inference.config import AskConfig
-        from graphraft.inference.neighbour_shapes import NeighbourShapes
-        from graphraft.inference.pipeline import GraphRAFT
-        from graphraft.synthesis.language import query_shape
-
-        adapter = Path(summary["adapter"])
-        kept = [json.loads(line) for line in (adapter / "exemplars.jsonl").read_text().splitlines()]
-        meta = read_metadata(adapter)
-        assert "prompt_examples" not in meta and meta["solved_questions"] == len(kept)
-        by_question = {e["question"]: e for e in kept if e["graph"] == "training-facts"}
-        assert set(by_question) <= {q for q, _, split in asked if split == "train"} and by_question
-        assert all(e["cypher"] == targets[r.qid] for r in language for e in [by_question.get(r.question)] if e)
-        solved = by_question[asked[0][0]]  # how many movies did [Keanu Reeves] act in
-        asking = settings.model_copy(update={"l1_adapter": adapter, "base_model": "tiny-random"})
-        config_ = AskConfig(language="full", neighbour_shapes=3)
-        pipeline = GraphRAFT(asking, store=facts, model=model, tokenizer=tokenizer, config=config_)
-        assert isinstance(pipeline.generator, NeighbourShapes)
-        answer = pipeline.ask(asked[3][0])  # how many movies did [Tom Hanks] act in
-        hanks = next(a["id"] for a in answer.anchors)
-        shaped = query_shape(solved["cypher"])
-        # tried first (the random model would not write it: tests/test_neighbour_shapes.py)
-        assert query_shape(answer.queries[0].cypher) == shaped and hanks in answer.queries[0].cypher
     finally:
         demo_store.close()
         facts.clear()

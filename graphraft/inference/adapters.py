@@ -133,15 +133,3 @@ def l1_exemplars(folder: Path | None, store, home: Path):
 
     embedder = bundled_embedder(home)
     return Exemplars.load(folder, k, embedder.embed).for_graph(getattr(store, "graph_name", None))
-
-
-def l1_solved(folder: Path | None, store, home: Path, k: int):
-    """The solved questions an L1 adapter keeps (the training questions of the query language and
-    their queries, ``exemplars.jsonl``), as an ``exemplars.Exemplars`` of the store's graph giving
-    ``k`` a question; None: no adapter, or one trained before it kept them, or on paths alone."""
-    if folder is None or not (Path(folder) / "exemplars.jsonl").is_file():
-        return None
-    from graphraft.inference.exemplars import Exemplars, bundled_embedder
-
-    embedder = bundled_embedder(home)
-    return Exemplars.load(folder, k, embedder.embed).for_graph(getattr(store, "graph_name", None))

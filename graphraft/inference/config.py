@@ -40,16 +40,6 @@ class AskConfig(StageConfig):
             "order and limit, and queries rooted at a label."
         ),
     )
-    neighbour_shapes: int = Field(
-        0,
-        ge=0,
-        le=50,
-        description=(
-            "Queries of the language: try first L1's queries of the shapes of the K solved questions nearest the "
-            "question (the training questions its adapter keeps; a query's shape is its text with anchors and "
-            "values masked), with the question's own anchors and values (0: off; an adapter that keeps none: off)."
-        ),
-    )
     stated_first: bool = Field(
         True,
         description=(

@@ -21,7 +21,6 @@ from graphraft.inference.adapters import BASE
 from graphraft.inference.config import DEFAULT_QUERIES, AskConfig
 from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.generation import ConstrainedGenerator, QueryGenerator
-from graphraft.inference.neighbour_shapes import NeighbourShapes
 from graphraft.inference.prompts import DETAIL_CHARS
 from graphraft.inference.query_order import asked_phrase, asked_type_order, nearest_label, tried_order
 from graphraft.inference.retrieval import execute, patterns_shown, returns_values, textualise
@@ -122,7 +121,7 @@ class GraphRAFT:
         evidence_tokens = self.config.evidence_tokens
         self.settings = settings or load_settings()
         self.store = store or open_store(self.settings, graph)
-        from graphraft.inference.adapters import l1_exemplars, l1_schema_hint, l1_solved, load_adapters, read_metadata
+        from graphraft.inference.adapters import l1_exemplars, l1_schema_hint, load_adapters, read_metadata
         from graphraft.models import load_causal_lm
 
         if model is None or tokenizer is None:
@@ -157,10 +156,6 @@ class GraphRAFT:
             adapter="l1" if self.settings.l1_adapter else BASE,
             exemplars=l1_exemplars(self.settings.l1_adapter, self.store, self.settings.home),
         )
-        if self.config.neighbour_shapes and self.config.language == "full":
-            solved = l1_solved(self.settings.l1_adapter, self.store, self.settings.home, self.config.neighbour_shapes)
-            if solved is not None:
-                self.generator = NeighbourShapes(self.generator, solved)
         self.extractor = extractor or make_extractor(self.settings.extractor, self.store, self.settings)
         self.resolver = resolver_for(self.store, self.settings)
         self.enumerator = PatternEnumerator(self.store, self.config.fanout_cap, self.settings.query_timeout_ms)

@@ -244,11 +244,6 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
         if config.task == "l1" and config.prompt_examples:
             notify({"note": f"finding the {config.prompt_examples} nearest solved questions for each prompt"})
             exemplars = training_exemplars(sources, graph_of, targets, config.prompt_examples, settings.home)
-        # the questions it learned from, kept with the adapter where they are of the query
-        # language (ask's neighbour shapes: inference/exemplars.py)
-        solved = exemplars
-        if config.task == "l1" and solved is None and any(r.query is not None for r in train_rows):
-            solved = training_exemplars([(None, train_rows)], graph_of, targets, 1, settings.home)
         train_examples, val_examples = build_examples(
             config, stores, graph_of, tokenizer, settings.home, train_rows, val_rows, targets, hint_of, exemplars
         )
@@ -295,7 +290,7 @@ def train(config: TrainConfig, settings, resume: bool = False, progress_callback
     finally:
         for opened in stores.values():
             opened.close()
-    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint, exemplars, solved)
+    adapter_dir = save_adapter(trainer.model, tokenizer, config, len(train_examples), hint, exemplars)
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     summary = {
         "task": config.task,
@@ -361,29 +356,19 @@ def build_examples(
 
 
 def save_adapter(
-    model,
-    tokenizer,
-    config: TrainConfig,
-    trained_examples: int,
-    hint: str | None = None,
-    exemplars=None,
-    solved=None,
+    model, tokenizer, config: TrainConfig, trained_examples: int, hint: str | None = None, exemplars=None
 ) -> Path:
     """The adapter, its tokenizer and the metadata `ask` checks and follows (for L2: how its
-    evidence was written; for L1: the solved questions its prompt shows, when it was trained so,
-    and the solved questions of the language it learned from, ``solved``: ask's neighbour shapes)."""
+    evidence was written; for L1: the solved questions its prompt shows, when it was trained so)."""
     adapter_dir = Path(config.output_dir) / "adapter"
     model.save_pretrained(adapter_dir)
     tokenizer.save_pretrained(adapter_dir)
     shown = {}
-    kept = solved if solved is not None else exemplars
-    if kept is not None:
+    if exemplars is not None:
         from graphraft.inference.exemplars import SIMILARITY
 
-        kept.save(adapter_dir)
-        shown = {"solved_questions": len(kept.pool), "exemplar_similarity": SIMILARITY}
-    if exemplars is not None:
-        shown["prompt_examples"] = exemplars.k
+        exemplars.save(adapter_dir)
+        shown = {"prompt_examples": exemplars.k, "exemplar_similarity": SIMILARITY}
     l2 = {
         "evidence_tokens": config.evidence_tokens,
         "queries": config.l2_queries,
