@@ -75,6 +75,11 @@ class SynthesisConfig(StageConfig):
         description="Seconds after which a question's search of the query language stops, whatever its "
         "work (a cap for slow databases: a search it cuts depends on the machine).",
     )
+    gold_names: bool = Field(
+        True,
+        description="Pairs with a Cypher: search only the relationship types and properties it names (a query "
+        "that gives its result through others gives it by a coincidence of the data, and would teach that).",
+    )
     # the questions as people write them: L0 and resolution then find the entity as `ask`
     # does, so wrong anchors sit among the candidates and the target names the right one
     unmarked: bool = Field(False, description="Strip the [brackets] around each question's entity.")
@@ -87,6 +92,8 @@ class SynthesisConfig(StageConfig):
         for key in ("unmarked", "typos"):  # the defaults, as in files written before the options
             if data[key] in (False, None):
                 data.pop(key)
+        if not data["gold_names"]:
+            data.pop("gold_names")  # the search as before the option
         if not data["all_hops"]:
             data.pop("all_hops")  # the default, as in files written before the option existed
         data["renderer_version"] = RENDERER_VERSION
@@ -215,6 +222,10 @@ class Synthesizer:
         schema = store.schema()
         refs = [a.ref for a in anchors]
         around = self.enumerator.all_patterns(refs, self.config.max_hops).candidates.values() if refs else []
+        named = gold_names(item.extra.get("cypher")) if self.config.gold_names else None
+        if named is not None:
+            schema = named.narrowed(schema)
+            around = [p for p in around if named.walks(p)]
         literals = question_literals(item.question)
         clauses = ClauseSpace(schema, literals, item.question)
 
@@ -280,6 +291,76 @@ _ORDER_BY = re.compile(
     re.I,
 )
 _AGGREGATE_AS = r"\b({})\s*[({{][^,]*?\bAS\s+{}\b"
+
+
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+#: ``-[r:ACTED_IN|DIRECTED*1..2 {roles: …}]-``: what is inside a relationship's brackets
+_RELATIONSHIP = re.compile(r"-\s*\[([^\]]*)\]\s*-")
+#: ``()-->()``, ``()<--()``, ``()--()``: a relationship of any type
+_ANY_TYPE = re.compile(r"\)\s*<?--+>?\s*\(")
+#: ``n.key`` (not a function's name, ``apoc.coll.sum(``) and ``{key: …}`` (a map's keys)
+_DOT_KEY = re.compile(r"\.\s*`?([A-Za-z_]\w*)`?(?!\w|\s*\()")
+_MAP = re.compile(r"\{([^{}]*)\}")
+_MAP_KEY = re.compile(r"`?([A-Za-z_]\w*)`?\s*:")
+#: a query that reads every property of a node: ``n {.*}``, ``properties(n)``, ``keys(n)``
+_EVERY_KEY = re.compile(r"\.\s*\*|\b(?:properties|keys)\s*\(", re.I)
+
+
+@dataclass(frozen=True)
+class GoldNames:
+    """The relationship types and property keys a gold Cypher names (``gold_names``); None where
+    it may use any: a relationship with no type (``()--()``), every property (``n {.*}``)."""
+
+    types: frozenset[str] | None
+    keys: frozenset[str] | None
+
+    def walks(self, pattern) -> bool:
+        """Whether a path walks only relationships of the types the gold query names."""
+        return self.types is None or all(step.type in self.types for step in pattern.steps)
+
+    def narrowed(self, schema):
+        """``schema`` with only the relationship types and keys the gold query names: what the
+        search of the language may use (paths from a label, filters, returns, orders)."""
+        types, keys = self.types, self.keys
+
+        def kept(properties: dict) -> dict:
+            return {k: v for k, v in properties.items() if keys is None or k in keys}
+
+        return schema.model_copy(
+            update={
+                "relationship_types": {
+                    t: n for t, n in schema.relationship_types.items() if types is None or t in types
+                },
+                "patterns": [p for p in schema.patterns if types is None or p.type in types],
+                "properties": {label: kept(props) for label, props in schema.properties.items()},
+                "relationship_properties": {
+                    t: kept(props) for t, props in schema.relationship_properties.items() if types is None or t in types
+                },
+            }
+        )
+
+
+def gold_names(cypher: str | None) -> GoldNames | None:
+    """What a gold query names (None: no gold query). A query of the language that gives its
+    result by walking relationships or reading properties it never names gives it by a
+    coincidence of the data ("the movie with the lowest rating" answered by the movies no one
+    wrote, ordered by title), and a pair would teach the coincidence."""
+    if not cypher:
+        return None
+    text = _STRING.sub("''", cypher)
+    types: set[str] | None = set()
+    for inside in _RELATIONSHIP.findall(text):
+        if ":" not in inside:
+            types = None
+            break
+        named = re.split(r"[*{\s]", inside.split(":", 1)[1].strip(), maxsplit=1)[0]
+        types |= {t.strip("`:! ") for t in named.split("|") if t.strip("`:! ")}
+    if _ANY_TYPE.search(text):
+        types = None
+    keys = None
+    if not _EVERY_KEY.search(text):
+        keys = set(_DOT_KEY.findall(text)) | {k for inside in _MAP.findall(text) for k in _MAP_KEY.findall(inside)}
+    return GoldNames(frozenset(types) if types is not None else None, frozenset(keys) if keys is not None else None)
 
 
 def gold_order(cypher: str | None) -> tuple[str, bool] | None:
