@@ -817,3 +817,88 @@ def test_the_gold_querys_order_is_read_from_its_text(cypher, order):
     from graphraft.synthesis.synthesizer import gold_order
 
     assert gold_order(cypher) == order
+
+
+@pytest.mark.parametrize(
+    "cypher, types, keys",
+    [
+        (
+            "MATCH (p:Person)-[r:REVIEWED]->(m:Movie) RETURN p, m ORDER BY r.rating ASC LIMIT 1",
+            {"REVIEWED"},
+            {"rating"},
+        ),
+        # a map's keys, several types, a type in backticks; quoted text names nothing
+        (
+            "MATCH (p:Person {name: 'A.b: c'})-[:ACTED_IN|`DIRECTED`]->(m:Movie {released: 1999}) RETURN m.title",
+            {"ACTED_IN", "DIRECTED"},
+            {"name", "released", "title"},
+        ),
+        ("MATCH (m:Movie)<-[:REVIEWED {summary: 'Fun'}]-(:Person) RETURN count(*)", {"REVIEWED"}, {"summary"}),
+        ("MATCH (o:Order) WHERE toFloat(o.freight) > 50.5 RETURN o.orderID", set(), {"freight", "orderID"}),
+        # a relationship of any type, or every property: no limit on them
+        ("MATCH (p:Person)-->(m) RETURN m.title", None, {"title"}),
+        ("MATCH (p:Person)-[*1..2]-(m) RETURN m", None, set()),
+        ("MATCH (p:Person)-[:KNOWS]->(f) RETURN f {.*}", {"KNOWS"}, None),
+        ("MATCH (p:Person) RETURN properties(p)", set(), None),
+    ],
+)
+def test_the_gold_querys_types_and_keys_are_read_from_its_text(cypher, types, keys):
+    from graphraft.synthesis.synthesizer import gold_names
+
+    named = gold_names(cypher)
+    assert named.types == (frozenset(types) if types is not None else None)
+    assert named.keys == (frozenset(keys) if keys is not None else None)
+    assert gold_names(None) is None and gold_names("") is None
+
+
+def test_the_pair_walks_the_relationships_its_cypher_names_and_nothing_else(store):
+    """Tom Hanks acted in "That Thing You Do" and directed it: from the movie, either relationship
+    gives him. The pair walks the one its Cypher names, and never a relationship its Cypher does
+    not name; with ``gold_names`` off, the search walks them all."""
+    from graphraft.graph.loaders.questions import QAItem
+    from graphraft.synthesis.enumeration import PatternEnumerator
+    from graphraft.synthesis.mentions import MarkedMentionExtractor
+    from graphraft.synthesis.resolution import EntityResolver
+    from graphraft.synthesis.synthesizer import SynthesisConfig, Synthesizer
+
+    load(store)
+    synthesizer = one_hop_synthesizer(store)
+    question, rows = "who worked on [That Thing You Do]", [["Tom Hanks"]]
+
+    def pair(kind: str, using=synthesizer):
+        cypher = f"MATCH (p:Person)-[:{kind}]->(m:Movie {{title: 'That Thing You Do'}}) RETURN p.name"
+        return using.row_for(QAItem("q", question, None, (), 0, "who", "train", extra={"rows": rows, "cypher": cypher}))
+
+    for kind, other in (("DIRECTED", "ACTED_IN"), ("ACTED_IN", "DIRECTED")):
+        row = pair(kind)
+        assert row.status == "ok" and f":{kind}]" in row.cypher and other not in row.cypher, row.cypher
+        assert {r["id"] for r in store.read(render_query(Query.from_dict(row.query), store.graph_label))} == {"p:tom"}
+    # a relationship the graph does not have: no query walks another one (what is left, a label's
+    # nodes ordered by the key it names, may still give the row by coincidence)
+    wrote = pair("WROTE")
+    assert wrote.status == "dropped" or "-[" not in wrote.cypher, wrote.cypher
+    anything = Synthesizer(
+        MarkedMentionExtractor(),
+        EntityResolver(store),
+        PatternEnumerator(store),
+        SynthesisConfig(max_hops=1, gold_names=False),
+    )
+    assert "-[" in pair("WROTE", anything).cypher
+
+
+def test_a_narrowed_schema_keeps_only_the_named_types_and_keys():
+    from graphraft.graph.schema import GraphSchema, PropertyInfo, SchemaPattern
+    from graphraft.synthesis.synthesizer import GoldNames
+
+    schema = GraphSchema(
+        labels={"Person": 2, "Movie": 2},
+        relationship_types={"ACTED_IN": 2, "REVIEWED": 1},
+        patterns=[SchemaPattern(source="Person", type=t, target="Movie", count=1) for t in ("ACTED_IN", "REVIEWED")],
+        properties={"Person": {"born": PropertyInfo(type="integer", sampled=2), "name": PropertyInfo(type="string", sampled=2)}},
+        relationship_properties={"REVIEWED": {"rating": PropertyInfo(type="integer", sampled=2)}},
+    )
+    narrowed = GoldNames(frozenset({"REVIEWED"}), frozenset({"rating", "name"})).narrowed(schema)
+    assert [p.type for p in narrowed.patterns] == ["REVIEWED"] and set(narrowed.relationship_types) == {"REVIEWED"}
+    assert set(narrowed.properties["Person"]) == {"name"} and set(narrowed.relationship_properties) == {"REVIEWED"}
+    assert GoldNames(None, None).narrowed(schema) == schema
+    assert set(schema.properties["Person"]) == {"born", "name"}  # the graph's own schema is left as it was
