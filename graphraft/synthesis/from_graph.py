@@ -110,6 +110,7 @@ class GenerationConfig(SynthesisConfig):
 
     def fingerprint(self) -> dict[str, Any]:
         data = super().fingerprint()
+        data.pop("gold_names", None)  # questions made from the graph have no given Cypher
         data["phrases"] = str(self.phrases) if self.phrases else None
         for default in ("prior_hops", "prior_types"):
             if data[default]:
