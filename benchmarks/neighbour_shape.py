@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -66,6 +67,18 @@ def data_reading(train, valid, embed, ks) -> None:
     for k in ks:
         print(f"  the shape among the {k} nearest's: {hit[k]} ({hit[k] / n:.1%})")
     print(f"  the shape most common among the 5 nearest: {vote} ({vote / n:.1%})")
+    # the path alone (before WHERE, WITH or RETURN): its labels, relationships and directions
+    paths = [path_shape(s) for s in shapes]
+    for k in (1, 5):
+        hits = sum(
+            path_shape(query_shape(r.cypher)) in {paths[i] for i in ranked[:k]} for r, ranked in zip(valid, order)
+        )
+        print(f"  the path alone among the {k} nearest's: {hits} ({hits / n:.1%})")
+
+
+def path_shape(shape: str) -> str:
+    """A shape's MATCH alone: what comes before its WHERE, WITH or RETURN."""
+    return re.split(r" (?:WHERE|WITH|RETURN) ", shape, maxsplit=1)[0]
 
 
 @dataclass(frozen=True)
