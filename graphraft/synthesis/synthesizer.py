@@ -76,7 +76,7 @@ class SynthesisConfig(StageConfig):
         "work (a cap for slow databases: a search it cuts depends on the machine).",
     )
     gold_names: bool = Field(
-        True,
+        False,
         description="Pairs with a Cypher: search only the relationship types and properties it names (a query "
         "that gives its result through others gives it by a coincidence of the data, and would teach that).",
     )
@@ -93,7 +93,7 @@ class SynthesisConfig(StageConfig):
             if data[key] in (False, None):
                 data.pop(key)
         if not data["gold_names"]:
-            data.pop("gold_names")  # the search as before the option
+            data.pop("gold_names")  # the default, as in files written before the option
         if not data["all_hops"]:
             data.pop("all_hops")  # the default, as in files written before the option existed
         data["renderer_version"] = RENDERER_VERSION
