@@ -65,7 +65,7 @@ metaqa-data: metaqa-pairs
 
 # Text2Cypher's movies and northwind (issue 27): the gold results (a scratch Neo4j from the dumps in
 # ../shared), the graphs loaded into the embedded store, the language's pairs of each split and
-# questions generated from each graph: the files training/l1_language*.yaml read (minutes on 2 cores since the search reads the gold query's names)
+# questions generated from each graph: the files training/l1_language*.yaml read (hours on 2 cores)
 T2C := outputs/text2cypher
 language-data: $(STAMP)
 	$(BIN)/python benchmarks/text2cypher.py prepare --shared ../shared/datasets --out $(T2C)
