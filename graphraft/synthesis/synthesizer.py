@@ -344,7 +344,7 @@ def gold_names(cypher: str | None) -> GoldNames | None:
     """What a gold query names (None: no gold query). A query of the language that gives its
     result by walking relationships or reading properties it never names gives it by a
     coincidence of the data ("the movie with the lowest rating" answered by the movies no one
-    wrote, ordered by title), and a pair would teach the coincidence."""
+    wrote, ordered by the movie's id), and a pair would teach the coincidence."""
     if not cypher:
         return None
     text = _STRING.sub("''", cypher)

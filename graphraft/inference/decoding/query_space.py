@@ -137,27 +137,25 @@ class QuerySpace:
         """The space's queries of each shape (``language.query_shape``: the text with anchors'
         ids and literals masked), at most ``limit`` a shape: the questions a solved question's
         query fits, with this question's anchors and values. Walks only the pieces whose text so
-        far is the start of a shape, so the space is never listed."""
+        far is the start of a shape, so the space is never listed; each piece is masked alone (a
+        literal never spans two pieces)."""
         wanted = [s for s in dict.fromkeys(shapes) if s]
         found: dict[str, list[Query]] = {s: [] for s in wanted}
-        if not wanted:
-            return found
         stack = []
-        for text, patterns in self.paths.items():
+        for text, patterns in self.paths.items() if wanted else ():
             masked = query_shape(text)
             if any(s.startswith(masked) for s in wanted):
-                stack.append((text, self.clauses.start(patterns)))
+                stack.append((masked, self.clauses.start(patterns)))
         while stack:
-            text, partials = stack.pop()
+            masked, partials = stack.pop()
             for piece, following in self.clauses.choices(partials).items():
                 if piece is None:
-                    masked = query_shape(text)
                     if masked in found and len(found[masked]) < limit:
                         found[masked] += [p.query() for p in following][: limit - len(found[masked])]
                     continue
-                masked = query_shape(text + piece)
-                if any(s.startswith(masked) and len(found[s]) < limit for s in wanted):
-                    stack.append((text + piece, following))
+                longer = masked + query_shape(piece)
+                if any(s.startswith(longer) and len(found[s]) < limit for s in wanted):
+                    stack.append((longer, following))
         return found
 
     # -- reading results -------------------------------------------------------------------------
