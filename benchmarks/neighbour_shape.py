@@ -41,7 +41,7 @@ from graphraft.config import load_settings
 from graphraft.inference.decoding.query_space import QuerySpace
 from graphraft.inference.exemplars import Exemplar, Exemplars, bundled_embedder, question_form
 from graphraft.inference.generation import GeneratedQuery
-from graphraft.synthesis.language import query_shape, render_query
+from graphraft.synthesis.language import Query, query_shape, render_query
 from graphraft.synthesis.rows import read_rows
 
 #: the most queries of one shape taken from a question's space
@@ -74,6 +74,66 @@ def data_reading(train, valid, embed, ks) -> None:
             path_shape(query_shape(r.cypher)) in {paths[i] for i in ranked[:k]} for r, ranked in zip(valid, order)
         )
         print(f"  the path alone among the {k} nearest's: {hits} ({hits / n:.1%})")
+    clause_reading(train, valid, order, sorted({*ks, 20}))
+
+
+def clause_parts(row) -> frozenset[tuple]:
+    """A pair's query as parts named by labels, not by places on the path (``n1`` is a Person
+    on one path, a Movie on another): the path (anchored or a label root; its labels, types and
+    directions, which node it answers with), each filter (the label or type it is on, its key and
+    operator), the projection (the labels of the nodes it returns, their keys, the aggregate and
+    what it groups by), the order (its column and direction) and whether it has a LIMIT. Literals
+    and anchors are left out, as the shape leaves them out."""
+    query = Query.from_dict(row.query)
+    pattern = query.pattern
+
+    def element(place: int, relationship: bool) -> str:
+        if relationship:
+            return pattern.steps[place - 1].type
+        return "/".join(pattern.labels_of(place))
+
+    steps = tuple((s.type, s.outgoing, "/".join(s.labels)) for s in pattern.steps)
+    root = pattern.anchor.is_label_root
+    parts: set[tuple] = {("path", root, element(0, False), steps, pattern.target, pattern.closed)}
+    parts |= {("filter", element(f.element, f.relationship), f.key, f.op) for f in query.filters}
+    projection = query.projection
+    parts.add(
+        (
+            "return",
+            element(pattern.target, False),
+            projection.properties,
+            tuple((element(n, False), key) for n, key in projection.others),
+            tuple((element(s, True), key) for s, key in projection.edges),
+            projection.aggregate,
+            projection.key,
+            None if projection.group is None else element(projection.group, False),
+            projection.group_key,
+            projection.having[0] if projection.having else None,
+            projection.values,
+        )
+    )
+    if query.order is not None:
+        parts.add(("order", query.order.by, query.order.descending, query.order.before))
+    parts.add(("limit", query.limit is not None))
+    return frozenset(parts)
+
+
+def clause_reading(train, valid, order, ks) -> None:
+    """Whether an unseen shape is a new combination of parts training has: for each validation
+    pair whose shape no training pair has, whether every part of its query (``clause_parts``) is
+    among all training pairs' parts, and among its k nearest's."""
+    shapes = {query_shape(r.cypher) for r in train}
+    parts = [clause_parts(r) for r in train]
+    every = frozenset().union(*parts)
+    unseen = [(r, ranked) for r, ranked in zip(valid, order) if query_shape(r.cypher) not in shapes]
+    if not unseen:
+        return
+    n = len(unseen)
+    whole = sum(clause_parts(r) <= every for r, _ in unseen)
+    print(f"  of the {n} of an unseen shape, every part (by labels) among training's: {whole} ({whole / n:.1%})")
+    for k in ks:
+        near = sum(clause_parts(r) <= frozenset().union(*(parts[i] for i in ranked[:k])) for r, ranked in unseen)
+        print(f"    among the {k} nearest's: {near} ({near / n:.1%})")
 
 
 def path_shape(shape: str) -> str:

@@ -113,7 +113,8 @@ def picked_by(query, gold_rows, gold_cypher: str | None, store, timeout_ms: int 
 
 
 def each_query(answer, gold_rows, gold_cypher: str | None, store, timeout_ms: int | None = None) -> list[QueryResult]:
-    """Each query of the language L1 wrote for ``answer`` that ran, in L1's order: its score,
+    """Each query of the language L1 wrote for ``answer`` that ran, in the order `ask` tried them
+    (L1's, less what the rules of ``inference.query_order`` move): its score,
     whether its rows are the gold's (as ``graphraft eval`` counts the answer's: exactly, or
     another pick among rows tied at the gold's LIMIT) and a digest of its result (queries with
     the same result share it). The query runs again, its whole result (an answer keeps only its
